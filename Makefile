@@ -1,0 +1,71 @@
+# pdpkit — two commands set everything up on a fresh machine:
+#   make book   create .venv, install, build the HTML book into _build/html/
+#   make test   create .venv, install, run unit tests, nbval on every chapter,
+#               and a book build with warnings as errors
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.pdpkit-installed
+BROWSER_STAMP := $(VENV)/.pdpkit-browser-installed
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+# Keep BLAS single-threaded: reproducible outputs and no oversubscription on 2 cores.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
+.PHONY: help install book test unit nbval book-strict bench browser-test lock clean
+
+help:
+	@echo "make book | make test | make bench | make browser-test | make lock | make clean"
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,book]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 > /dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --keep-going
+	@echo "Book: _build/html/index.html"
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests -q
+
+nbval: $(STAMP)
+	$(BIN)/python -m pytest --nbval chapters/ -q -p no:cacheprovider
+
+book-strict: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: $(STAMP)
+	$(MAKE) unit
+	$(MAKE) nbval
+	$(MAKE) book-strict
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+$(BROWSER_STAMP): $(STAMP)
+	@command -v chromium > /dev/null || { \
+	  echo "Installing Debian's chromium (needs apt)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; }
+	$(BIN)/python -m pip install --quiet -c constraints.txt ".[browser]" > /dev/null || \
+	  $(BIN)/python -m pip install --quiet -c constraints.txt playwright
+	touch $(BROWSER_STAMP)
+
+browser-test: $(BROWSER_STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	$(BIN)/python tests/browser/check_book.py _build/html
+
+# Regenerate the constraints file from the current environment.
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^pdpkit' > constraints.txt
+
+clean:
+	rm -rf _build

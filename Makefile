@@ -38,7 +38,7 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest tests -q
 
 nbval: $(STAMP)
-	$(BIN)/python -m pytest --nbval chapters/ -q -p no:cacheprovider
+	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider
 
 book-strict: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going

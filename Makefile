@@ -10,7 +10,6 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.pdpkit-installed
 BROWSER_STAMP := $(VENV)/.pdpkit-browser-installed
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 # Keep BLAS single-threaded: reproducible outputs and no oversubscription on 2 cores.
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1

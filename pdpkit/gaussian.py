@@ -551,16 +551,21 @@ def ridge_pdp_for_all_nonprivate(X, y, lam: float = 1.0, *, y_bound: float = 1.0
 def ridge_global_sensitivity_bound(n: int, lam: float = 1.0, *, y_bound: float = 1.0) -> float:
     r"""Upper bound on the global L2 sensitivity of ridge regression on bounded data.
 
-    For :math:`\lVert x_i\rVert \le 1`, :math:`|y_i| \le B`, data sets of at most n
-    records and :math:`H \succeq \lambda I`: by Wang 2019, Lemma 3.1,
-    :math:`\lVert\hat\theta - \hat\theta'\rVert \le \lVert\nabla\ell(\hat\theta, z)\rVert/\lambda
-    = |y - x^\top\hat\theta|\lVert x\rVert/\lambda \le (B + \lVert\hat\theta\rVert)/\lambda`,
-    and comparing the objective at :math:`\hat\theta` and at 0 gives
-    :math:`\tfrac{\lambda}{2}\lVert\hat\theta\rVert^2 \le \tfrac12\lVert y\rVert^2 \le nB^2/2`.
-    Hence :math:`\Delta_{GS} \le (B + B\sqrt{n/\lambda})/\lambda`. This drives the
-    worst-case DP ε of output perturbation in Wang 2019, Figure 1.
+    Data sets of at most n records with :math:`\lVert x_i\rVert \le 1`, :math:`|y_i| \le B`,
+    ridge parameter λ. Adding z = (x, y) to D (removal is the same statement for
+    :math:`D_{-z}`) moves the estimate by (Sherman–Morrison)
+    :math:`\frac{|y - a|}{1 + q}\lVert H^{-1}x\rVert` with :math:`H = X^\top X + \lambda I`,
+    :math:`q = x^\top H^{-1}x \le 1/\lambda` and :math:`a = x^\top\hat\theta`. Two
+    Cauchy–Schwarz steps give :math:`\lVert H^{-1}x\rVert \le \sqrt{q/\lambda}` and
+    :math:`|a| = |x^\top H^{-1}X^\top y| \le \sqrt{q}\,\lVert y\rVert \le B\sqrt{qn}` (as
+    :math:`XH^{-1}X^\top \preceq I`). So the sensitivity is at most
+    :math:`g(s) = B\,(s + \sqrt n\,s^2)/(\sqrt\lambda\,(1 + s^2))` with :math:`s = \sqrt q`,
+    which increases up to :math:`s^* = \sqrt n + \sqrt{n+1}`; we return
+    :math:`g(\min(s^*, \lambda^{-1/2}))`. This drives the worst-case DP ε of output
+    perturbation in Wang 2019, Figure 1; it is an upper bound on the true worst case.
     """
     n = check_int_at_least(n, "n", 1)
     lam = float(check_positive(lam, "lam"))
     y_bound = float(check_positive(y_bound, "y_bound"))
-    return (y_bound + y_bound * np.sqrt(n / lam)) / lam
+    s = min(np.sqrt(n) + np.sqrt(n + 1.0), 1.0 / np.sqrt(lam))
+    return float(y_bound * (s + np.sqrt(n) * s * s) / (np.sqrt(lam) * (1.0 + s * s)))

@@ -257,3 +257,26 @@ def test_invalid_arguments_name_the_parameter(call, name):
 def test_non_numeric_input_is_a_type_error():
     with pytest.raises(TypeError, match="sigma"):
         g.gaussian_delta(1.0, 1.0, "one")
+
+
+def test_ridge_global_bound_dominates_adversarial_search():
+    """Random and adversarially grown data sets never exceed the global bound."""
+    rng = np.random.default_rng(6)
+    for lam in [0.5, 1.0, 3.0]:
+        for n in [1, 3, 10]:
+            bound = g.ridge_global_sensitivity_bound(n, lam)
+            best = 0.0
+            for _ in range(200):
+                d = rng.integers(1, 4)
+                X = rng.normal(size=(n, d))
+                X[: n // 2] = X[0]  # repeated points grow the estimate along one direction
+                X /= np.linalg.norm(X, axis=1, keepdims=True)
+                y = rng.choice([-1.0, 1.0], size=n)
+                theta = _ridge(X, y, lam)
+                U = rng.normal(size=(64, d))
+                U = np.vstack([U, theta[None, :] + 1e-12])
+                U /= np.linalg.norm(U, axis=1, keepdims=True)
+                ys = -np.sign(U @ theta + 1e-300)
+                best = max(best, g.ridge_addition_sensitivity_nonprivate(X, y, U, ys, lam).max())
+            assert best <= bound
+            assert best >= 0.2 * bound  # and the bound is not absurdly loose on small n

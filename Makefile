@@ -40,7 +40,7 @@ nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider
 
 book-strict: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 test: $(STAMP)
 	$(MAKE) unit

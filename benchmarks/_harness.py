@@ -49,5 +49,11 @@ def machine_line() -> str:
     """One line describing the machine the benchmarks ran on."""
     import os
 
-    return (f"machine: {platform.machine()} {platform.processor() or ''} | {os.cpu_count()} cores | "
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return (f"machine: {platform.machine()} {cpu} | {os.cpu_count()} cores | "
             f"Python {platform.python_version()} | numpy {np.__version__}")

@@ -1,0 +1,111 @@
+"""The book and the package stay in sync.
+
+* every chapter in ``_toc.yml`` exists, and every notebook under ``chapters/`` is listed;
+* each notebook imports the pdpkit module(s) its chapter is about, checks algebra with
+  sympy assertions, is stored with outputs executed in order, and does not redefine a
+  public pdpkit function (a chapter imports, never re-implements);
+* the API reference documents every public pdpkit module.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import pathlib
+import pkgutil
+import re
+
+import pytest
+import yaml
+
+import pdpkit
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# chapter notebook -> the pdpkit modules it must import
+CHAPTER_MODULES = {
+    "per_instance_dp": ["gaussian", "audit"],
+    "output_vs_objective": ["losses", "objpert"],
+    "objpert_ex_post": ["objpert"],
+    "goe_analyze_gauss": ["goe"],
+}
+
+
+def _toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    files += [c["file"] for c in toc.get("chapters", [])]
+    return files
+
+
+def _notebooks() -> list[pathlib.Path]:
+    return sorted(p for p in (ROOT / "chapters").glob("*.ipynb"))
+
+
+def _code(nb_path: pathlib.Path) -> list[str]:
+    nb = json.loads(nb_path.read_text())
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _public_modules() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(pdpkit.__path__) if not m.name.startswith("_"))
+
+
+def test_toc_entries_exist_and_every_notebook_is_listed():
+    files = _toc_files()
+    for f in files:
+        assert any((ROOT / f"{f}{ext}").exists() for ext in (".md", ".ipynb")), f"_toc.yml lists missing {f}"
+    for nb in _notebooks():
+        assert f"chapters/{nb.stem}" in files, f"{nb.name} is not in _toc.yml"
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_chapter_imports_its_modules_and_asserts_with_sympy(nb_path):
+    src = "\n".join(_code(nb_path))
+    for module in CHAPTER_MODULES.get(nb_path.stem, []):
+        pattern = rf"(from\s+pdpkit\s+import\s+[^\n]*\b{module}\b|from\s+pdpkit\.{module}\s+import|import\s+pdpkit\.{module}\b)"
+        assert re.search(pattern, src), f"{nb_path.name} does not import pdpkit.{module}"
+    assert "import sympy" in src, f"{nb_path.name} has no sympy derivation"
+    assert re.search(r"assert\s+sp\.(simplify|expand|factor|cancel|nsimplify)|assert\s+sympy\.", src), \
+        f"{nb_path.name} has no sympy assertion"
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_chapter_is_stored_executed_in_order(nb_path):
+    nb = json.loads(nb_path.read_text())
+    counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert counts and None not in counts, f"{nb_path.name} has unexecuted cells"
+    assert counts == list(range(1, len(counts) + 1)), f"{nb_path.name} was not run top to bottom in a fresh kernel"
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            assert out.get("output_type") != "error", f"{nb_path.name} stores an error output"
+            if out.get("output_type") == "stream":
+                assert out.get("name") != "stderr", f"{nb_path.name} stores stderr output: {''.join(out['text'])[:200]}"
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_chapter_does_not_redefine_pdpkit_functions(nb_path):
+    public = set()
+    for name in _public_modules():
+        mod = importlib.import_module(f"pdpkit.{name}")
+        public |= set(getattr(mod, "__all__", []))
+    for source in _code(nb_path):
+        cleaned = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(cleaned)):
+            if isinstance(node, ast.FunctionDef):
+                assert node.name not in public, f"{nb_path.name} re-implements pdpkit's {node.name}"
+
+
+def test_api_reference_documents_every_module():
+    api = (ROOT / "chapters" / "api.md").read_text()
+    for name in _public_modules():
+        assert f"automodule:: pdpkit.{name}" in api, f"chapters/api.md does not document pdpkit.{name}"
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert "make test" in readme and re.search(r"^make test$", ci, re.M)

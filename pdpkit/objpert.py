@@ -1,0 +1,1142 @@
+r"""Objective perturbation (ObjPert): an exact solver and the ex-post per-instance privacy of its output.
+
+Notation (all losses summed, never averaged). For a data set :math:`D = \{(x_i, y_i)\}_{i=1}^n`
+and a GLM loss :math:`f` (:mod:`pdpkit.losses`),
+
+.. math::
+
+   J(\theta; D) = \sum_{i=1}^n f(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|_2^2,
+   \qquad
+   \hat\theta^P = \operatorname{argmin}_\theta\; J(\theta; D) + b^\top\theta,
+   \quad b \sim \mathcal N(0, \sigma^2 I_d).
+
+The first-order condition gives :math:`b = -\nabla J(\hat\theta^P; D)` *exactly*; the map
+:math:`b \mapsto \hat\theta^P` is a bijection (strict convexity), and the change of
+variables gives the exact output density
+
+.. math::
+
+   \log p_D(\theta) = \log \mathcal N\!\left(-\nabla J(\theta; D);\, 0, \sigma^2 I_d\right)
+   + \log\det \nabla^2 J(\theta; D)
+
+(Redberg & Wang 2021, App. E.1, proof of Thm 6; lecture notes on objective perturbation,
+Lemma 10.1), implemented by :func:`objpert_log_density`. Because the privacy proof needs
+the *exact* minimizer, :func:`objpert_fit` raises rather than return a point whose
+perturbed-gradient norm is above its tolerance.
+
+Ex-post per-instance privacy (Redberg & Wang 2021, Thm 6 and Cor 7; signs derived in the
+book chapter "Ex-post per-instance privacy of ObjPert"): with :math:`H = \nabla^2 J(\hat\theta^P; D)`,
+:math:`b = -\nabla J(\hat\theta^P; D)` and, for a GLM target :math:`z = (x, y)`,
+:math:`g = f'(x^\top\hat\theta^P; y)\,x`, :math:`\mu = f''(x^\top\hat\theta^P; y)\,x^\top H^{-1}x`,
+
+* adding :math:`z \notin D`:
+  :math:`\epsilon_1 = \left|-\log(1 + \mu) + \frac{\|g\|^2}{2\sigma^2} - \frac{g^\top b}{\sigma^2}\right|`,
+* removing :math:`z \in D`:
+  :math:`\epsilon_1 = \left|-\log(1 - \mu) + \frac{\|g\|^2}{2\sigma^2} + \frac{g^\top b}{\sigma^2}\right|`,
+
+where the quantity inside the absolute value is :math:`\log p_D(\hat\theta^P) - \log p_{D\pm z}(\hat\theta^P)`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg.blas import dsyrk
+
+from ._validation import (
+    as_finite_array,
+    check_int_at_least,
+    check_positive,
+    check_probability,
+)
+from .losses import GLMLoss, Squared, get_loss
+
+__all__ = [
+    "ObjPertResult",
+    "OutputPerturbationResult",
+    "ExPostTerms",
+    "objpert_fit",
+    "erm_fit_nonprivate",
+    "ex_post_pdp",
+    "ex_post_pdp_terms",
+    "ex_post_pdp_general",
+    "objpert_log_density",
+    "pdp_bound_data_independent",
+    "objpert_epsilon_classic",
+    "objpert_sigma_classic",
+    "output_perturbation_fit",
+    "output_perturbation_sensitivity",
+]
+
+_EPS = np.finfo(np.float64).eps
+_NEWTON_MAX_D = 1500  # above this dimension, method="auto" uses truncated Newton-CG
+_CHUNK = 8192  # rows per block in the vectorized target computations
+
+
+# ============================================================================ results
+@dataclass(frozen=True, eq=False)
+class ObjPertResult:
+    r"""Output of :func:`objpert_fit`.
+
+    Attributes
+    ----------
+    theta : numpy.ndarray
+        The released minimizer :math:`\hat\theta^P` (shape ``(d,)``, read-only).
+    b : numpy.ndarray
+        The linear noise term :math:`b` of the objective (shape ``(d,)``, read-only). It is
+        part of the mechanism's internal state, not a release.
+    grad_norm : float
+        :math:`\|\nabla J(\hat\theta^P; D) + b\|_2` at the returned point (computed in float64).
+    grad_tol : float
+        The absolute threshold it was required to be below (see :func:`objpert_fit`).
+    n_iter : int
+        Newton iterations used (0 for the closed form of the squared loss).
+    lam, sigma : float
+        Regularization :math:`\lambda` and noise scale :math:`\sigma`.
+    loss : GLMLoss
+        The loss object.
+    method : str
+        ``"newton"``, ``"newton-cg"`` or ``"closed-form"``.
+    n : int
+        Number of records fitted.
+
+    The property :attr:`hessian_cholesky` gives the Cholesky factor of the Hessian at
+    ``theta`` once it has been computed.
+    """
+
+    theta: np.ndarray
+    b: np.ndarray
+    grad_norm: float
+    grad_tol: float
+    n_iter: int
+    lam: float
+    sigma: float
+    loss: GLMLoss
+    method: str
+    n: int
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def hessian_cholesky(self) -> np.ndarray | None:
+        r"""Lower-triangular Cholesky factor of :math:`H = \nabla^2 J(\hat\theta^P; D)` at ``theta`` (read-only).
+
+        Computed by :func:`objpert_fit` with ``keep_hessian=True``, or by the first
+        :func:`ex_post_pdp` call on the (validated) data, and reused after that; ``None`` before.
+        """
+        return self._cache.get("chol")
+
+    @property
+    def d(self) -> int:
+        """Dimension of :math:`\\theta`."""
+        return int(self.theta.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class OutputPerturbationResult:
+    r"""Output of :func:`output_perturbation_fit`.
+
+    Attributes
+    ----------
+    theta : numpy.ndarray
+        The released :math:`\hat\theta + \mathcal N(0, \sigma^2 I_d)`.
+    sigma : float
+        Gaussian noise scale (tight analytic Gaussian calibration).
+    sensitivity : float
+        The :math:`\ell_2` sensitivity used (see :func:`output_perturbation_sensitivity`).
+    eps, delta : float
+        The :math:`(\epsilon, \delta)`-DP guarantee (add/remove neighbours).
+    lam : float
+        Regularization.
+    loss : GLMLoss
+        The loss.
+    norm_bound : float
+        The bound :math:`R` on :math:`\|x_i\|_2` that was checked and used.
+    """
+
+    theta: np.ndarray
+    sigma: float
+    sensitivity: float
+    eps: float
+    delta: float
+    lam: float
+    loss: GLMLoss
+    norm_bound: float
+
+
+@dataclass(frozen=True, eq=False)
+class ExPostTerms:
+    r"""The three signed terms of :math:`\log p_D(\hat\theta^P) - \log p_{D\pm z}(\hat\theta^P)`.
+
+    ``log_det`` is :math:`-\log(1 \pm \mu)` (the log-determinant ratio :math:`\log\det H - \log\det H_{D\pm z}`),
+    ``grad_sq`` is :math:`\|g\|^2/(2\sigma^2)` and ``cross`` is :math:`\mp g^\top b/\sigma^2`
+    (upper sign: adding a non-member; lower sign: removing a member). ``total`` is their
+    sum and ``epsilon`` its absolute value, the ex-post pDP :math:`\epsilon_1`. ``mu`` is the
+    generalized leverage :math:`f''\,x^\top H^{-1} x` (GLMs) and ``member`` the boolean
+    membership per target.
+    """
+
+    log_det: np.ndarray
+    grad_sq: np.ndarray
+    cross: np.ndarray
+    mu: np.ndarray | None
+    member: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        """Signed log-density ratio :math:`\\log p_D - \\log p_{D\\pm z}`."""
+        return self.log_det + self.grad_sq + self.cross
+
+    @property
+    def epsilon(self) -> np.ndarray:
+        """The ex-post pDP :math:`\\epsilon_1 = |\\text{total}|`."""
+        return np.abs(self.total)
+
+
+# ======================================================================= validation
+def _freeze(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64, copy=True)
+    a.flags.writeable = False
+    return a
+
+
+def _check_data(X: Any, y: Any, loss: GLMLoss, *, xname: str = "X", yname: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    X = as_finite_array(X, xname, ndim=2)
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1:
+        raise ValueError(f"{yname} must be one-dimensional; got shape {y_arr.shape}")
+    if y_arr.shape[0] != X.shape[0]:
+        raise ValueError(f"{yname} must have one label per row of {xname}: {xname} has {X.shape[0]} rows, {yname} has {y_arr.shape[0]}")
+    try:
+        y_arr = loss.check_labels(y_arr)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("y ", f"{yname} ", 1) if yname != "y" else str(exc)) from None
+    if X.shape[1] == 0:
+        raise ValueError(f"{xname} must have at least one column")
+    return X, y_arr
+
+
+def _check_norm_bound(X: np.ndarray, norm_bound: Any, xname: str = "X") -> float:
+    R = float(check_positive(norm_bound, "norm_bound"))
+    if X.shape[0]:
+        worst = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
+        if worst > R * (1.0 + 1e-12):
+            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; the largest has norm {worst:.6g}")
+    return R
+
+
+def _get_rng(rng: np.random.Generator | None) -> np.random.Generator:
+    if rng is None:
+        return np.random.default_rng()
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or None; got {type(rng).__name__}")
+    return rng
+
+
+def _check_loss(loss: Any) -> GLMLoss:
+    try:
+        return get_loss(loss)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(str(exc)) from None
+
+
+# =========================================================================== solver
+_HESS_BLOCK = 2048  # rows per SYRK block: the scaled block stays in cache
+
+
+def _hessian(X: np.ndarray, w: np.ndarray, lam: float, scale: float = 1.0) -> np.ndarray:
+    """Upper triangle of scale * X^T diag(w) X + lam I (w >= 0): blocked SYRK, no n-by-d temporary."""
+    n, d = X.shape
+    H = np.zeros((d, d), order="F")
+    if n:
+        sw = np.sqrt(w * scale)
+        buf = np.empty((min(_HESS_BLOCK, n), d))
+        for s in range(0, n, _HESS_BLOCK):
+            Xc = X[s:s + _HESS_BLOCK]
+            Bc = buf[:Xc.shape[0]]
+            np.multiply(Xc, sw[s:s + _HESS_BLOCK, None], out=Bc)
+            # Bc.T is F-contiguous (d, k): SYRK accumulates Bc.T @ Bc without a transposed copy.
+            H = dsyrk(1.0, Bc.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+    H[np.diag_indices(d)] += lam
+    return H
+
+
+def _objective(loss: GLMLoss, z: np.ndarray, y: np.ndarray, theta: np.ndarray, lam: float, b: np.ndarray,
+               weight: float = 1.0) -> tuple[float, float]:
+    """Objective value and the sum of the magnitudes of its terms (its rounding scale)."""
+    vals = weight * float(np.sum(loss._value(z, y)))
+    reg = 0.5 * lam * float(theta @ theta)
+    lin = float(b @ theta)
+    F = vals + reg + lin
+    scale = abs(vals) + abs(reg) + abs(lin) + 1.0  # the losses are >= 0
+    return F, scale
+
+
+def _chol_lower(H_upper: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor from an (upper-triangle-valid) SPD matrix."""
+    U = sla.cholesky(H_upper, lower=False, check_finite=False)
+    return np.ascontiguousarray(U.T)
+
+
+# Large-n shortcuts (see _newton): a random 1/_SUB_FRACTION of the rows is used for a warm
+# start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
+_SUB_FRACTION = 16
+_SUB_MIN_ROWS_PER_DIM = 20
+_SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
+_CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
+
+
+class _NoConvergence(RuntimeError):
+    pass
+
+
+def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
+    r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
+
+    ``method="newton"``: each step solves the Newton system with a Cholesky factorization.
+    Three cost-saving rules leave the fixed point and the stopping test (the float64 gradient
+    on all the data) untouched:
+
+    * for large :math:`n` the iteration is warm-started at the minimizer of the same objective
+      on a fixed random sixteenth of the rows (loss weighted by 16), itself computed this way;
+    * far from the minimizer (while a step moves some margin :math:`x_i^\top\theta` by more
+      than :math:`0.5/c`, :math:`c` the loss's self-concordance constant) the Hessian is
+      estimated on that sixteenth: there the step is limited by the nonlinearity, not by the
+      Hessian's accuracy. A damped step or a poor gradient reduction switches to the exact
+      Hessian for good;
+    * near the minimizer a factorization is reused while the margins have moved by less than
+      :math:`0.05/c` since it was computed (the Hessian has then changed by less than about 5%,
+      by quasi-self-concordance, Asi, Duchi & Talwar, Lemma 2.1 (i)).
+
+    ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products.
+    With ``warm_move`` set (warm-start use), the iteration stops as soon as a full step moves
+    no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
+    """
+    n, d = X.shape
+    c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
+    m_sub = n // _SUB_FRACTION
+    use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
+    if use_sub:
+        idx = np.sort(np.random.default_rng(0x5EED).choice(n, m_sub, replace=False))
+        X_sub = X[idx]
+    if theta0 is None and use_sub:
+        try:
+            theta0 = _newton(X_sub, y[idx], loss, lam, b, 0.0, 50, method, weight=weight * n / m_sub,
+                             warm_move=_CHORD_DRIFT)[0]
+        except _NoConvergence:  # pragma: no cover - a warm start is optional
+            theta0 = None
+    theta = np.zeros(d) if theta0 is None else theta0
+    z = X @ theta
+    d1, d2 = loss._d1_d2(z, y)
+    g = weight * (X.T @ d1) + lam * theta + b
+    gnorm = float(np.linalg.norm(g))
+    F, Fscale = _objective(loss, z, y, theta, lam, b, weight)
+    n_iter = 0
+    sub = use_sub
+    factor = None
+    drift = math.inf
+    while gnorm > grad_tol:
+        if n_iter >= max_iter:
+            raise _NoConvergence(
+                f"objpert_fit did not converge: perturbed-gradient norm {gnorm:.3e} > tolerance {grad_tol:.3e} "
+                f"after max_iter={max_iter} Newton iterations; increase max_iter or tol")
+        n_iter += 1
+        if method == "newton":
+            if sub:
+                factor = sla.cho_factor(_hessian(X_sub, d2[idx], lam, weight * n / m_sub), lower=False,
+                                        check_finite=False)
+                drift = math.inf  # a sub-sampled Hessian: refactor next time
+            elif factor is None or drift > _CHORD_DRIFT:
+                try:
+                    factor = sla.cho_factor(_hessian(X, d2, lam, weight), lower=False, check_finite=False)
+                except np.linalg.LinAlgError:  # pragma: no cover - H >= lam I in exact arithmetic
+                    raise _NoConvergence("the Hessian lost positive definiteness in floating point; increase lam") from None
+                drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
+            p = -sla.cho_solve(factor, g, check_finite=False)
+        else:
+            p = _cg_direction(X, weight * d2, lam, g)
+        Xp = X @ p
+        gtp = float(g @ p)
+        if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
+            p, Xp, gtp = -g, X @ -g, -gnorm * gnorm
+            factor, drift = None, math.inf
+        step = 1.0
+        while True:
+            th_new = theta + step * p
+            z_new = z + step * Xp
+            F_new, Fscale_new = _objective(loss, z_new, y, th_new, lam, b, weight)
+            # Armijo; when the predicted decrease is below the objective's rounding error the
+            # comparison is meaningless and the full Newton step is taken.
+            if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
+                break
+            step *= 0.5
+            if step < 1e-12:
+                raise _NoConvergence(
+                    f"objpert_fit: line search failed at perturbed-gradient norm {gnorm:.3e} (tolerance "
+                    f"{grad_tol:.3e}); the tolerance is probably below the gradient's rounding floor: increase tol")
+        theta, z, F, Fscale = th_new, z_new, F_new, Fscale_new
+        d1, d2 = loss._d1_d2(z, y)
+        g = weight * (X.T @ d1) + lam * theta + b
+        gnorm_new = float(np.linalg.norm(g))
+        move = c * step * float(np.max(np.abs(Xp))) if n else 0.0
+        ratio = gnorm_new / gnorm if gnorm > 0 else 0.0
+        gnorm = gnorm_new
+        if warm_move is not None and step == 1.0 and move < warm_move:
+            break
+        if sub and (step < 1.0 or ratio > 0.5 or move < _SUB_SWITCH):
+            sub = False
+        if not sub:
+            drift += move
+            if step < 1.0 or ratio > 0.25:
+                drift = math.inf  # refresh the factorization at the next step
+    return theta, z, d2, gnorm, n_iter
+
+
+def _cg_direction(X, w, lam, g, max_cg=None):
+    """Truncated conjugate gradients on H p = -g with H v = X^T (w * (X v)) + lam v."""
+    d = g.shape[0]
+    gnorm = float(np.linalg.norm(g))
+    forcing = min(0.5, math.sqrt(gnorm)) * gnorm
+    max_cg = max_cg or min(d, 500)
+    p = np.zeros(d)
+    r = -g.copy()
+    s = r.copy()
+    rr = float(r @ r)
+    for _ in range(max_cg):
+        Hs = X.T @ (w * (X @ s)) + lam * s
+        alpha = rr / float(s @ Hs)
+        p += alpha * s
+        r -= alpha * Hs
+        rr_new = float(r @ r)
+        if math.sqrt(rr_new) <= forcing:
+            break
+        s = r + (rr_new / rr) * s
+        rr = rr_new
+    return p
+
+
+def _closed_form_squared(X, y, lam, b, grad_tol):
+    n, d = X.shape
+    H = _hessian(X, np.ones(n), lam)
+    cf = sla.cho_factor(H, lower=False, check_finite=False)
+    rhs = X.T @ y - b
+    theta = sla.cho_solve(cf, rhs, check_finite=False)
+    for _ in range(3):  # iterative refinement in float64
+        z = X @ theta
+        g = X.T @ (z - y) + lam * theta + b
+        gnorm = float(np.linalg.norm(g))
+        if gnorm <= grad_tol:
+            break
+        theta = theta - sla.cho_solve(cf, g, check_finite=False)
+    z = X @ theta
+    g = X.T @ (z - y) + lam * theta + b
+    gnorm = float(np.linalg.norm(g))
+    if gnorm > grad_tol:
+        raise RuntimeError(
+            f"objpert_fit (squared loss, closed form): perturbed-gradient norm {gnorm:.3e} > tolerance {grad_tol:.3e} "
+            "after iterative refinement; the residuals are too large for this tolerance: increase tol")
+    return theta, z, gnorm
+
+
+def _grad_scale(X: np.ndarray, y: np.ndarray, loss: GLMLoss) -> float:
+    """max(1, n * max_i ||x_i|| * L~): L~ = the loss's Lipschitz constant, or max(1, max|y_i|) if unbounded."""
+    if X.shape[0] == 0:
+        return 1.0
+    lip = loss.lipschitz if math.isfinite(loss.lipschitz) else max(1.0, float(np.max(np.abs(y))))
+    return max(1.0, X.shape[0] * float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X)))) * lip)
+
+
+def _solve(X, y, loss, lam, b, tol, max_iter, method, want_hessian=True):
+    """Minimize J(theta; D) + b^T theta to ||grad|| <= tol * scale; return the pieces."""
+    n, d = X.shape
+    grad_tol = tol * _grad_scale(X, y, loss)
+    if method == "auto":
+        method = "closed-form" if isinstance(loss, Squared) else ("newton" if d <= _NEWTON_MAX_D else "newton-cg")
+    if method == "closed-form":
+        if not isinstance(loss, Squared):
+            raise ValueError(f"method='closed-form' is only available for the squared loss, not {loss.name!r}")
+        theta, z, gnorm = _closed_form_squared(X, y, lam, b, grad_tol)
+        n_iter = 0
+        w = np.ones(n)
+    elif method in ("newton", "newton-cg"):
+        try:
+            theta, z, w, gnorm, n_iter = _newton(X, y, loss, lam, b, grad_tol, max_iter, method)
+        except _NoConvergence as exc:
+            raise RuntimeError(str(exc)) from None
+    else:
+        raise ValueError(f"method must be 'auto', 'newton', 'newton-cg' or 'closed-form'; got {method!r}")
+    chol = _chol_lower(_hessian(X, w, lam)) if want_hessian else None
+    return theta, gnorm, grad_tol, n_iter, method, chol
+
+
+def objpert_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *,
+                rng: np.random.Generator | None = None, b: Any = None, tol: float = 1e-10,
+                max_iter: int = 200, method: str = "auto", norm_bound: float | None = None,
+                keep_hessian: bool = False) -> ObjPertResult:
+    r"""Objective perturbation: :math:`\hat\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
+
+    Minimizes :math:`\sum_i f(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|^2 + b^\top\theta`
+    with :math:`b \sim \mathcal N(0, \sigma^2 I_d)` (or the given ``b``) — Algorithm 1 of
+    Redberg & Wang 2021 with :math:`r = 0`; Chaudhuri et al. 2011, Kifer et al. 2012.
+
+    The solver is damped Newton (Armijo backtracking) with the exact Hessian
+    :math:`X^\top \operatorname{diag}(f'') X + \lambda I` formed by blocked SYRK and factored by
+    Cholesky; for large :math:`n` it is warm-started on a random sixteenth of the rows, uses
+    that subset's Hessian while far from the minimizer and reuses a factorization while the
+    margins :math:`x_i^\top\theta` barely move (quasi-self-concordance bounds the Hessian's
+    change). For large :math:`d` it is truncated Newton-CG with exact Hessian-vector products;
+    for the squared loss the closed form :math:`(X^\top X + \lambda I)^{-1}(X^\top y - b)` with
+    iterative refinement. None of this changes the fixed point or the stopping test. The
+    privacy analysis needs the exact minimizer (:math:`b = -\nabla J(\hat\theta^P; D)`), so the
+    function **raises** ``RuntimeError`` unless the perturbed-gradient norm, computed in float64
+    on all the data, ends at or below
+
+    .. math:: \text{grad\_tol} = \text{tol}\cdot\max\!\left(1,\; n\,\max_i\|x_i\|_2\,\tilde L\right),
+
+    with :math:`\tilde L` the loss's Lipschitz constant (``loss.lipschitz``), or
+    :math:`\max(1, \max_i|y_i|)` for a loss with unbounded gradient (squared): ``tol`` is
+    relative to the largest gradient the data term can have (at :math:`\theta = 0` for the
+    squared loss). For the logistic loss and rows with :math:`\|x_i\| \le 1`, ``tol=1e-10``
+    means :math:`\|\nabla\| \le 10^{-10} n`. Rounding in the computed gradient is about
+    :math:`10^{-16}` times that scale, so the default leaves a margin of several orders of
+    magnitude.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Features (finite).
+    y : array_like, shape (n,)
+        Labels in the loss's domain (``loss.check_labels``).
+    loss : str or GLMLoss
+        A loss from :mod:`pdpkit.losses` or its name.
+    lam : float
+        Regularization :math:`\lambda > 0` (makes :math:`J` strongly convex).
+    sigma : float
+        Noise scale :math:`\sigma > 0`.
+    rng : numpy.random.Generator, optional
+        Source of the noise ``b`` (a fresh ``default_rng()`` if ``None``).
+    b : array_like, shape (d,), optional
+        Use this noise vector instead of sampling (e.g. for exact-density checks).
+    tol : float
+        Relative gradient tolerance (see above), in :math:`(0, 10^{-2}]`.
+    max_iter : int
+        Maximum number of Newton iterations.
+    method : {"auto", "newton", "newton-cg", "closed-form"}
+        ``"auto"``: closed form for the squared loss, Newton for :math:`d \le 1500`,
+        Newton-CG above.
+    norm_bound : float, optional
+        If given, every row must satisfy :math:`\|x_i\|_2 \le` ``norm_bound`` (the assumption
+        of the classic DP guarantees :func:`objpert_epsilon_classic`); ``ValueError`` otherwise.
+    keep_hessian : bool
+        Also factor the exact Hessian at the returned point (one more :math:`O(nd^2)` pass);
+        otherwise :func:`ex_post_pdp` computes and caches it on first use.
+
+    Returns
+    -------
+    ObjPertResult
+        With ``theta``, ``b``, ``grad_norm``, ``grad_tol``, ``n_iter``, ``lam``, ``sigma``,
+        ``loss``, ``method``, ``n`` and the Cholesky factor of the Hessian at ``theta``.
+    """
+    loss = _check_loss(loss)
+    X, y = _check_data(X, y, loss)
+    n, d = X.shape
+    lam = float(check_positive(lam, "lam"))
+    sigma = float(check_positive(sigma, "sigma"))
+    tol = float(check_positive(tol, "tol"))
+    if tol > 1e-2:
+        raise ValueError(f"tol must be in (0, 1e-2]; got {tol!r}")
+    max_iter = check_int_at_least(max_iter, "max_iter", 1)
+    if norm_bound is not None:
+        _check_norm_bound(X, norm_bound)
+    if b is None:
+        b = _get_rng(rng).normal(0.0, sigma, size=d)
+    else:
+        b = as_finite_array(b, "b", ndim=1)
+        if b.shape[0] != d:
+            raise ValueError(f"b must have shape ({d},) to match X's {d} columns; got {b.shape}")
+    theta, gnorm, grad_tol, n_iter, method, chol = _solve(X, y, loss, lam, b, tol, max_iter, method,
+                                                          want_hessian=bool(keep_hessian))
+    if not gnorm <= grad_tol:  # pragma: no cover - _solve raises first
+        raise RuntimeError(f"perturbed-gradient norm {gnorm:.3e} above tolerance {grad_tol:.3e}")
+    cache = {}
+    if chol is not None:
+        chol.flags.writeable = False
+        cache["chol"] = chol
+    return ObjPertResult(theta=_freeze(theta), b=_freeze(b), grad_norm=gnorm, grad_tol=grad_tol, n_iter=n_iter,
+                         lam=lam, sigma=sigma, loss=loss, method=method, n=n, _cache=cache)
+
+
+def erm_fit_nonprivate(X: Any, y: Any, loss: str | GLMLoss, lam: float, *, tol: float = 1e-10,
+                       max_iter: int = 200, method: str = "auto") -> np.ndarray:
+    r"""The **non-private** regularized ERM minimizer :math:`\operatorname{argmin}_\theta J(\theta; D)`.
+
+    Same solver and tolerance convention as :func:`objpert_fit` with :math:`b = 0`
+    (``RuntimeError`` if :math:`\|\nabla J\|` ends above the tolerance).
+    The result is a function of the data without noise: not differentially private.
+    """
+    loss = _check_loss(loss)
+    X, y = _check_data(X, y, loss)
+    lam = float(check_positive(lam, "lam"))
+    tol = float(check_positive(tol, "tol"))
+    max_iter = check_int_at_least(max_iter, "max_iter", 1)
+    theta, *_ = _solve(X, y, loss, lam, np.zeros(X.shape[1]), tol, max_iter, method, want_hessian=False)
+    return theta
+
+
+# ==================================================================== output density
+def objpert_log_density(theta: Any, X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float) -> np.ndarray:
+    r"""Exact log-density of ObjPert's output :math:`\hat\theta^P` at ``theta``.
+
+    By the change of variables :math:`b = -\nabla J(\theta; D)` (a bijection because
+    :math:`J` is :math:`\lambda`-strongly convex, with Jacobian :math:`-\nabla^2 J`),
+
+    .. math::
+
+       \log p_D(\theta) = -\frac{\|\nabla J(\theta; D)\|^2}{2\sigma^2} - \frac d2\log(2\pi\sigma^2)
+       + \log\det\nabla^2 J(\theta; D)
+
+    (Redberg & Wang 2021, App. E.1; lecture notes, Lemma 10.1). Any :math:`d`; vectorized over
+    the leading axes of ``theta``. The data set may be empty (``X`` of shape ``(0, d)``),
+    in which case :math:`\hat\theta^P = -b/\lambda` is Gaussian. A function of the data:
+    an analysis tool, not a private release.
+
+    Parameters
+    ----------
+    theta : array_like, shape (..., d)
+        Points at which to evaluate the density.
+    X, y, loss, lam, sigma
+        As in :func:`objpert_fit`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        :math:`\log p_D(\theta)`.
+    """
+    loss = _check_loss(loss)
+    X, y = _check_data(X, y, loss)
+    n, d = X.shape
+    lam = float(check_positive(lam, "lam"))
+    sigma = float(check_positive(sigma, "sigma"))
+    T = as_finite_array(theta, "theta")
+    if T.ndim == 0 or T.shape[-1] != d:
+        raise ValueError(f"theta must have last axis of length d={d} (X's columns); got shape {T.shape}")
+    lead = T.shape[:-1]
+    T = T.reshape(-1, d)
+    m = T.shape[0]
+    out = np.empty(m)
+    const = -0.5 * d * math.log(2.0 * math.pi * sigma * sigma)
+    chunk = max(1, min(m, 2_000_000 // max(1, n * max(d, 2))))
+    eye = np.eye(d)
+    for s in range(0, m, chunk):
+        Tc = T[s:s + chunk]
+        Z = Tc @ X.T  # (c, n)
+        D1, D2 = loss._d1_d2(Z, y[None, :])
+        G = D1 @ X + lam * Tc  # grad J
+        H = np.einsum("cn,ni,nj->cij", D2, X, X, optimize=True) + lam * eye
+        Lc = np.linalg.cholesky(H)
+        logdet = 2.0 * np.sum(np.log(np.diagonal(Lc, axis1=-2, axis2=-1)), axis=-1)
+        out[s:s + chunk] = const - np.einsum("ci,ci->c", G, G) / (2.0 * sigma * sigma) + logdet
+    return out.reshape(lead)
+
+
+# ===================================================================== ex-post pDP
+def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the data against the fit; return (X, y, b_exact, L) with b_exact = -grad J(theta; D)."""
+    if not isinstance(result, ObjPertResult):
+        raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
+    loss = result.loss
+    X, y = _check_data(X, y, loss)
+    n, d = X.shape
+    if d != result.d or n != result.n:
+        raise ValueError(f"X has shape {X.shape} but result was fitted on n={result.n}, d={result.d}")
+    theta = result.theta
+    z = X @ theta
+    d1, d2 = loss._d1_d2(z, y)
+    gradJ = X.T @ d1 + result.lam * theta
+    resid = float(np.linalg.norm(gradJ + result.b))
+    if resid > 2.0 * result.grad_tol + 1e-12 * _grad_scale(X, y, loss):
+        raise ValueError("X and y are not the data set result was fitted on (the perturbed gradient at "
+                         f"result.theta is {resid:.3e}, above the fit's tolerance {result.grad_tol:.3e})")
+    L = result.hessian_cholesky
+    if L is None or L.shape != (d, d):
+        L = _chol_lower(_hessian(X, d2, result.lam))
+        L.flags.writeable = False
+        result._cache["chol"] = L
+    return X, y, -gradJ, L
+
+
+def _targets(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    try:
+        tx = target_x if isinstance(target_x, np.ndarray) else np.asarray(target_x, dtype=np.float64)
+        if tx.dtype != np.float64:
+            tx = tx.astype(np.float64)
+        ty = np.atleast_1d(np.asarray(target_y, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise TypeError("target_x and target_y must be numeric (array-like of floats)") from exc
+    scalar = tx.ndim == 1
+    if scalar:
+        tx = tx[None, :]
+    if tx.ndim != 2 or tx.shape[1] != d:
+        raise ValueError(f"target_x must have shape (m, {d}) or ({d},); got {np.shape(target_x)}")
+    if ty.ndim != 1 or ty.shape[0] != tx.shape[0]:
+        raise ValueError(f"target_y must have one label per target ({tx.shape[0]}); got shape {np.shape(target_y)}")
+    try:
+        ty = loss.check_labels(ty)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("y ", "target_y ", 1)) from None
+    return tx, ty, scalar
+
+
+def _member_array(member: Any, m: int) -> np.ndarray:
+    mem = np.asarray(member)
+    if mem.dtype != np.bool_:
+        raise TypeError(f"member must be a bool or an array of bools (True: z in D, removal; False: z not in D, addition); got dtype {mem.dtype}")
+    if mem.ndim == 0:
+        return np.full(m, bool(mem))
+    if mem.shape != (m,):
+        raise ValueError(f"member must be a bool or have shape ({m},); got {mem.shape}")
+    return mem
+
+
+def ex_post_pdp_terms(result: ObjPertResult, X: Any, y: Any, target_x: Any, target_y: Any, *, member: Any) -> ExPostTerms:
+    r"""The three signed terms of the ex-post pDP of every target (see :func:`ex_post_pdp`).
+
+    Returns an :class:`ExPostTerms` whose ``epsilon`` equals :func:`ex_post_pdp`.
+    """
+    X, y, b, L = _state(result, X, y)
+    loss = result.loss
+    d = X.shape[1]
+    tx, ty, _ = _targets(target_x, target_y, loss, d)
+    m = tx.shape[0]
+    mem = _member_array(member, m)
+    s2 = result.sigma ** 2
+    Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
+    M = np.empty((d, d + 2))
+    M[:, :d] = Linv.T
+    M[:, d] = result.theta
+    M[:, d + 1] = b
+    log_det = np.empty(m)
+    grad_sq = np.empty(m)
+    cross = np.empty(m)
+    mu_all = np.empty(m)
+    for s in range(0, m, _CHUNK):
+        Xc = tx[s:s + _CHUNK]
+        V = Xc @ M
+        quad = np.einsum("ij,ij->i", V[:, :d], V[:, :d])
+        t = V[:, d]
+        xb = V[:, d + 1]
+        d1, d2 = loss._d1_d2(t, ty[s:s + _CHUNK])
+        xx = np.einsum("ij,ij->i", Xc, Xc)
+        mu = d2 * quad
+        rem = mem[s:s + _CHUNK]
+        sgn = np.where(rem, -1.0, 1.0)
+        arg = sgn * mu
+        if np.any(arg <= -1.0):
+            bad = int(np.flatnonzero(arg <= -1.0)[0]) + s
+            raise ValueError(
+                f"target {bad}: 1 - f''·x^T H^-1 x = {1 + arg[bad - s]:.3e} <= 0, so removing it would leave a non-convex "
+                "objective; a member of D with lam > 0 always has f''·x^T H^-1 x < 1 — is it really in D?")
+        log_det[s:s + _CHUNK] = -np.log1p(arg)
+        grad_sq[s:s + _CHUNK] = d1 * d1 * xx / (2.0 * s2)
+        cross[s:s + _CHUNK] = -sgn * d1 * xb / s2
+        mu_all[s:s + _CHUNK] = mu
+    for name, arr in (("log_det", log_det), ("grad_sq", grad_sq), ("cross", cross)):
+        if not np.all(np.isfinite(arr)):
+            as_finite_array(target_x, "target_x")
+            raise ValueError(f"ex-post pDP term {name} is not finite (overflow); target_x is too large")
+    return ExPostTerms(log_det=log_det, grad_sq=grad_sq, cross=cross, mu=mu_all, member=mem)
+
+
+def ex_post_pdp(result: ObjPertResult, X: Any, y: Any, target_x: Any, target_y: Any, *, member: Any,
+                signed: bool = False) -> np.ndarray | float:
+    r"""Exact ex-post per-instance DP :math:`\epsilon_1(\hat\theta^P, D, D\pm z)` of every GLM target.
+
+    Redberg & Wang 2021, Thm 6 and Cor 7 (proof in App. E.1), in this package's sign
+    convention (derived in the book and checked against the exact output density
+    :func:`objpert_log_density`): with :math:`H = \nabla^2 J(\hat\theta^P; D)`,
+    :math:`b = -\nabla J(\hat\theta^P; D)`, :math:`g = f'(x^\top\hat\theta^P; y)\,x` and
+    :math:`\mu = f''(x^\top\hat\theta^P; y)\,x^\top H^{-1} x`,
+
+    .. math::
+
+       \epsilon_1 = \begin{cases}
+       \left|-\log(1 + \mu) + \frac{\|g\|^2}{2\sigma^2} - \frac{g^\top b}{\sigma^2}\right| & z \notin D \text{ (member=False: adding } z),\\
+       \left|-\log(1 - \mu) + \frac{\|g\|^2}{2\sigma^2} + \frac{g^\top b}{\sigma^2}\right| & z \in D \text{ (member=True: removing } z),
+       \end{cases}
+
+    and the expression inside :math:`|\cdot|` equals :math:`\log p_D(\hat\theta^P) - \log p_{D\pm z}(\hat\theta^P)`.
+    It is a function of the data and the output: publishing it is *not* private (that is
+    what the privacy report is for).
+
+    One Cholesky factor of :math:`H` (the fit's, if present) and one triangular inverse; the
+    targets are processed in cache-sized blocks with one matrix product each, no Python loop
+    over targets. :math:`b` is recomputed as :math:`-\nabla J(\hat\theta^P; D)` (exact for the
+    released point), and a ``ValueError`` is raised if ``X, y`` are not the fitted data.
+
+    Parameters
+    ----------
+    result : ObjPertResult
+        The fit.
+    X, y : array_like
+        The data set :math:`D` it was fitted on.
+    target_x : array_like, shape (m, d) or (d,)
+        Target feature vectors.
+    target_y : array_like, shape (m,) or scalar
+        Target labels.
+    member : bool or array of bool, shape (m,)
+        ``True``: :math:`z \in D`, neighbour :math:`D \setminus \{z\}`;
+        ``False``: :math:`z \notin D`, neighbour :math:`D \cup \{z\}`.
+    signed : bool
+        Return the signed log-ratio :math:`\log p_D - \log p_{D\pm z}` instead of its absolute value.
+
+    Returns
+    -------
+    numpy.ndarray of shape (m,), or float for a single target given as shape (d,).
+
+    Raises
+    ------
+    ValueError
+        For a removal with :math:`1 - \mu \le 0` (impossible for a genuine member with
+        :math:`\lambda > 0`), bad shapes, labels outside the loss's domain or non-finite input.
+    """
+    terms = ex_post_pdp_terms(result, X, y, target_x, target_y, member=member)
+    out = terms.total if signed else terms.epsilon
+    if np.ndim(target_x) == 1:
+        return float(out[0])
+    return out
+
+
+def ex_post_pdp_general(result: ObjPertResult, X: Any, y: Any, target_grad: Any, target_hessian: Any, *,
+                        member: Any, signed: bool = False) -> np.ndarray | float:
+    r"""Ex-post pDP of ObjPert for a smooth convex (not necessarily GLM) per-example loss.
+
+    Redberg & Wang 2021, Thm 6: with :math:`g = \nabla\ell(\hat\theta^P; z)`,
+    :math:`G = \nabla^2\ell(\hat\theta^P; z)` (supplied per target),
+
+    .. math::
+
+       \epsilon_1 = \left|-\log\frac{\det(H \pm G)}{\det H} + \frac{\|g\|^2}{2\sigma^2}
+       \mp \frac{g^\top b}{\sigma^2}\right|
+
+    (upper signs: adding :math:`z \notin D`; lower signs: removing :math:`z \in D`).
+    The log-determinant ratio is :math:`\log\det(I \pm L^{-1} G L^{-\top})` with
+    :math:`H = LL^\top`, i.e. the product :math:`\prod_j(1 \pm \mu_j)` of the recursive
+    matrix-determinant-lemma expansion. For a GLM, :math:`G = f''xx^\top` and this reduces
+    to :func:`ex_post_pdp`. The data set's own loss is the GLM loss of ``result``.
+
+    Parameters
+    ----------
+    result, X, y, member, signed
+        As in :func:`ex_post_pdp`.
+    target_grad : array_like, shape (m, d) or (d,)
+        :math:`\nabla\ell(\hat\theta^P; z)` per target.
+    target_hessian : array_like, shape (m, d, d) or (d, d)
+        :math:`\nabla^2\ell(\hat\theta^P; z)` per target (symmetric).
+
+    Raises
+    ------
+    ValueError
+        If :math:`H \pm G` is not positive definite (the neighbour's objective would not be
+        strictly convex), for asymmetric Hessians or bad shapes.
+    """
+    X, y, b, L = _state(result, X, y)
+    d = X.shape[1]
+    g = as_finite_array(target_grad, "target_grad")
+    G = as_finite_array(target_hessian, "target_hessian")
+    scalar = g.ndim == 1
+    if scalar:
+        g = g[None, :]
+        if G.ndim == 2:
+            G = G[None]
+    if g.ndim != 2 or g.shape[1] != d:
+        raise ValueError(f"target_grad must have shape (m, {d}) or ({d},); got {np.shape(target_grad)}")
+    m = g.shape[0]
+    if G.shape != (m, d, d):
+        raise ValueError(f"target_hessian must have shape ({m}, {d}, {d}); got {np.shape(target_hessian)}")
+    if not np.allclose(G, np.swapaxes(G, -1, -2), rtol=1e-10, atol=1e-12 * (1.0 + float(np.max(np.abs(G))) if G.size else 1.0)):
+        raise ValueError("target_hessian must be symmetric")
+    mem = _member_array(member, m)
+    sgn = np.where(mem, -1.0, 1.0)
+    Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
+    A = Linv @ G @ Linv.T  # (m, d, d)
+    A = 0.5 * (A + np.swapaxes(A, -1, -2))
+    B = np.eye(d) + sgn[:, None, None] * A
+    try:
+        LB = np.linalg.cholesky(B)
+    except np.linalg.LinAlgError:
+        raise ValueError("H - target_hessian (removal) or H + target_hessian (addition) is not positive definite "
+                         "for some target: the neighbouring objective would not be strictly convex") from None
+    log_det = -2.0 * np.sum(np.log(np.diagonal(LB, axis1=-2, axis2=-1)), axis=-1)
+    s2 = result.sigma ** 2
+    total = log_det + np.einsum("ij,ij->i", g, g) / (2.0 * s2) - sgn * (g @ b) / s2
+    out = total if signed else np.abs(total)
+    return float(out[0]) if scalar else out
+
+
+# ========================================================== data-independent bounds
+def pdp_bound_data_independent(loss: str | GLMLoss, target_x: Any, lam: float, sigma: float, rho: float, *,
+                               theta: Any = None, target_y: Any = None, sharp: bool = False) -> np.ndarray | float:
+    r"""Data-independent high-probability bound on the ex-post pDP of ObjPert (GLMs).
+
+    Redberg & Wang 2021, Thm 8 (log-determinant term) with Thm 9's high-probability bound
+    on the cross term (:math:`\ell_1` form, Hölder with :math:`\|b\|_\infty`):
+
+    .. math::
+
+       \epsilon_1(\hat\theta^P, D, D\pm z) \le -\log\!\left(1 - \frac{c_2\|x\|_2^2}{\lambda}\right)
+       + \frac{c_1^2\|x\|_2^2}{2\sigma^2} + \frac{c_1\|x\|_1\sqrt{2\log(2d/\rho)}}{\sigma},
+
+    simultaneously for all targets, with probability at least :math:`1 - \rho` over
+    :math:`b` (the event is :math:`\|b\|_\infty \le \sigma\sqrt{2\log(2d/\rho)}`). Here
+    :math:`c_1 = |f'(x^\top\hat\theta^P; y)|` and :math:`c_2 = f''(x^\top\hat\theta^P; y)`
+    when ``theta`` (the released :math:`\hat\theta^P`) and ``target_y`` are given — the
+    bound then depends on the output and the target only, not on :math:`D` — and the loss's
+    worst-case constants :math:`c_1 = L`, :math:`c_2 = \beta` otherwise (a bound that holds
+    before seeing the output). The first term is ``inf`` when :math:`c_2\|x\|^2 \ge \lambda`.
+
+    With ``sharp=True`` the first term is replaced by :math:`\log(1 + c_2\|x\|^2/\lambda)`,
+    which is also valid and always finite: for an addition :math:`\mu \le c_2\|x\|^2/\lambda`
+    because :math:`H \succeq \lambda I`; for a removal, Sherman–Morrison gives
+    :math:`-\log(1 - \mu) = \log(1 + c_2 x^\top H_{-z}^{-1} x)` with the neighbour's Hessian
+    :math:`H_{-z} \succeq \lambda I`.
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+    target_x : array_like, shape (m, d) or (d,)
+    lam, sigma : float
+        Positive regularization and noise scale.
+    rho : float
+        Failure probability in :math:`(0, 1)`.
+    theta : array_like, shape (d,), optional
+        The released :math:`\hat\theta^P`.
+    target_y : array_like, shape (m,), optional
+        Labels (required with ``theta``).
+    sharp : bool
+        Use the sharper log term.
+
+    Returns
+    -------
+    numpy.ndarray of shape (m,), or float for a single target of shape (d,).
+    """
+    loss = _check_loss(loss)
+    tx = as_finite_array(target_x, "target_x")
+    scalar = tx.ndim == 1
+    if scalar:
+        tx = tx[None, :]
+    if tx.ndim != 2 or tx.shape[1] == 0:
+        raise ValueError(f"target_x must have shape (m, d) or (d,); got {np.shape(target_x)}")
+    m, d = tx.shape
+    lam = float(check_positive(lam, "lam"))
+    sigma = float(check_positive(sigma, "sigma"))
+    rho = float(check_probability(rho, "rho"))
+    if theta is not None:
+        th = as_finite_array(theta, "theta", ndim=1)
+        if th.shape[0] != d:
+            raise ValueError(f"theta must have shape ({d},); got {th.shape}")
+        if target_y is None:
+            raise ValueError("target_y is required when theta is given")
+        ty = np.atleast_1d(np.asarray(target_y, dtype=np.float64))
+        if ty.shape != (m,):
+            raise ValueError(f"target_y must have shape ({m},); got {np.shape(target_y)}")
+        try:
+            ty = loss.check_labels(ty)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("y ", "target_y ", 1)) from None
+        c1, c2 = loss._d1_d2(tx @ th, ty)
+        c1 = np.abs(c1)
+    else:
+        if target_y is not None:
+            raise ValueError("target_y is only used together with theta")
+        c1 = np.full(m, loss.lipschitz)
+        c2 = np.full(m, loss.smoothness)
+    xx = np.einsum("ij,ij->i", tx, tx)
+    x1 = np.sum(np.abs(tx), axis=1)
+    a = c2 * xx / lam
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if sharp:
+            t1 = np.log1p(a)
+        else:
+            t1 = np.where(a < 1.0, -np.log1p(-np.minimum(a, 1.0 - 1e-300)), np.inf)
+        # a zero gradient (c1 = 0 or x = 0) contributes nothing, even with c1 = inf (squared loss)
+        t2 = np.where((c1 == 0) | (xx == 0), 0.0, c1 * c1 * xx) / (2.0 * sigma * sigma)
+        t3 = np.where((c1 == 0) | (x1 == 0), 0.0, c1 * x1) * math.sqrt(2.0 * math.log(2.0 * d / rho)) / sigma
+    out = t1 + t2 + t3
+    return float(out[0]) if scalar else out
+
+
+# ============================================================ classic DP guarantees
+def _classic_args(L, beta, lam, delta):
+    L = float(check_positive(L, "L"))
+    beta = float(as_finite_array(beta, "beta"))
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0; got {beta!r}")
+    lam = float(check_positive(lam, "lam"))
+    delta = float(check_probability(delta, "delta"))
+    return L, beta, lam, delta
+
+
+def objpert_epsilon_classic(L: float, beta: float, lam: float, sigma: float, delta: float, *,
+                            form: str = "kifer") -> float:
+    r"""The classic :math:`(\epsilon, \delta)`-DP guarantee of ObjPert (Gaussian noise), as the smallest :math:`\epsilon`.
+
+    Setting: GLM loss, add/remove neighbours, summed loss, :math:`\lambda` the ridge
+    regularization; ``L`` bounds :math:`\|\nabla\ell\|_2` and ``beta`` the eigenvalues of
+    :math:`\nabla^2\ell` over the data domain (for :math:`\|x\| \le 1`: ``L = loss.lipschitz``,
+    ``beta = loss.smoothness``; for :math:`\|x\| \le R` multiply them by :math:`R` and
+    :math:`R^2`).
+
+    ``form="kifer"`` — Redberg, Koskela & Wang, Thm 2.8 (Kifer et al. 2012): ObjPert is
+    :math:`(\epsilon, \delta)`-DP when :math:`\lambda \ge 2\beta/\epsilon` and
+    :math:`\sigma \ge L\sqrt{8\log(2/\delta) + 4\epsilon}/\epsilon`. Both conditions are
+    monotone in :math:`\epsilon`, so the smallest valid :math:`\epsilon` is
+
+    .. math::
+
+       \epsilon = \max\!\left(\frac{2\beta}{\lambda},\;
+       \frac{2L^2 + L\sqrt{4L^2 + 8\sigma^2\log(2/\delta)}}{\sigma^2}\right).
+
+    ``form="lecture"`` — the lecture notes on objective perturbation (privacy analysis of
+    ObjPert), made explicit for GLMs: the privacy loss is at most
+    :math:`\log(1 + \beta/\lambda) + L^2/(2\sigma^2) + |g^\top b|/\sigma^2`, and for a GLM
+    :math:`|g^\top b| \le L|u^\top b|` with the *fixed* unit direction :math:`u = x/\|x\|`, so
+    :math:`|g^\top b| \le \sigma L\sqrt{2\log(2/\delta)}` except with probability :math:`\delta`:
+
+    .. math::
+
+       \epsilon = \log\!\left(1 + \frac{\beta}{\lambda}\right) + \frac{L^2}{2\sigma^2}
+       + \frac{L}{\sigma}\sqrt{2\log(2/\delta)}.
+
+    The two differ in how the budget is split: Kifer et al. bound the log-determinant term by
+    :math:`\beta/\lambda \le \epsilon/2` (hence :math:`\lambda \ge 2\beta/\epsilon`) and the
+    two Gaussian terms together by :math:`\epsilon/2`, whereas the lecture's form adds the
+    three terms as they are, so it is never larger (it uses :math:`\log(1+\beta/\lambda) \le
+    \beta/\lambda` and no factor-two split) and needs no condition on :math:`\lambda`. The
+    lecture's headline writes :math:`\sqrt{2\log(1/\delta)}` inside an :math:`O(\cdot)`; the
+    two-sided Gaussian tail it uses in the proof gives :math:`\log(2/\delta)`, used here. The
+    GLM structure matters: without it :math:`g` depends on :math:`b` and the tail bound
+    fails (Redberg, Koskela & Wang, App. E, on Kifer et al.'s Lemma 17).
+
+    Returns
+    -------
+    float
+        The smallest :math:`\epsilon` for which the chosen form certifies :math:`(\epsilon, \delta)`-DP.
+    """
+    L, beta, lam, delta = _classic_args(L, beta, lam, delta)
+    sigma = float(check_positive(sigma, "sigma"))
+    ld = math.log(2.0 / delta)
+    if form == "kifer":
+        gauss = (2.0 * L * L + L * math.sqrt(4.0 * L * L + 8.0 * sigma * sigma * ld)) / (sigma * sigma)
+        return max(2.0 * beta / lam, gauss)
+    if form == "lecture":
+        return math.log1p(beta / lam) + L * L / (2.0 * sigma * sigma) + (L / sigma) * math.sqrt(2.0 * ld)
+    raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
+
+
+def objpert_sigma_classic(eps: float, delta: float, L: float, beta: float, lam: float, *,
+                          form: str = "kifer") -> float:
+    r"""Smallest noise scale :math:`\sigma` with which ObjPert is :math:`(\epsilon, \delta)`-DP by :func:`objpert_epsilon_classic`.
+
+    ``form="kifer"``: :math:`\sigma = L\sqrt{8\log(2/\delta) + 4\epsilon}/\epsilon`, valid only if
+    :math:`\lambda \ge 2\beta/\epsilon` (Redberg, Koskela & Wang, Thm 2.8).
+    ``form="lecture"``: solves :math:`L^2/(2\sigma^2) + (L/\sigma)\sqrt{2\log(2/\delta)} = \epsilon - \log(1 + \beta/\lambda)`,
+    valid only if :math:`\epsilon > \log(1 + \beta/\lambda)`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``lam`` when no :math:`\sigma` achieves :math:`\epsilon` for this :math:`\lambda`.
+    """
+    L, beta, lam, delta = _classic_args(L, beta, lam, delta)
+    eps = float(check_positive(eps, "eps"))
+    ld = math.log(2.0 / delta)
+    if form == "kifer":
+        if lam < 2.0 * beta / eps:
+            raise ValueError(f"lam must be >= 2*beta/eps = {2.0 * beta / eps:.6g} for the Kifer et al. guarantee "
+                             f"(Redberg, Koskela & Wang, Thm 2.8); got lam={lam:g}: no sigma gives eps={eps:g}")
+        return L * math.sqrt(8.0 * ld + 4.0 * eps) / eps
+    if form == "lecture":
+        rest = eps - math.log1p(beta / lam)
+        if rest <= 0:
+            raise ValueError(f"lam must exceed beta/(e^eps - 1) = {beta / math.expm1(eps):.6g} for the lecture's "
+                             f"guarantee; got lam={lam:g}: no sigma gives eps={eps:g}")
+        c = math.sqrt(2.0 * ld)
+        a = 2.0 * rest / (c + math.sqrt(c * c + 2.0 * rest))  # positive root of a^2/2 + c a = rest, cancellation-free
+        return L / a
+    raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
+
+
+# ============================================================== output perturbation
+def output_perturbation_sensitivity(loss: str | GLMLoss, lam: float, norm_bound: float = 1.0, *,
+                                    tol: float = 0.0) -> float:
+    r""":math:`\ell_2` sensitivity of the regularized ERM minimizer under add/remove neighbours.
+
+    For :math:`J(\theta; D) = \sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2` with
+    :math:`|f'| \le L` and :math:`\|x\| \le R`, :math:`J` is :math:`\lambda`-strongly convex and the
+    added loss :math:`\ell` is :math:`LR`-Lipschitz; adding the two strong-convexity
+    inequalities at the minimizers :math:`\theta^*, \tilde\theta^*` of neighbouring data sets gives
+
+    .. math::
+
+       \lambda\|\theta^* - \tilde\theta^*\|^2 \le \ell(\theta^*) - \ell(\tilde\theta^*)
+       \le LR\,\|\theta^* - \tilde\theta^*\|
+       \quad\Longrightarrow\quad \|\theta^* - \tilde\theta^*\| \le \frac{LR}{\lambda}.
+
+    (The lecture notes write :math:`L\|\theta^* - \tilde\theta^*\|^2` on the right and conclude
+    :math:`\|\theta^* - \tilde\theta^*\|^2 \le L/\lambda`: the Lipschitz bound is linear in the
+    distance, and the conclusion is on the norm, not its square.) A solver that stops at
+    gradient norm :math:`\tau = \text{tol}\cdot LR` is within :math:`\tau/\lambda` of the exact
+    minimizer on each data set, so the returned sensitivity is :math:`LR(1 + 2\,\text{tol})/\lambda`.
+    """
+    loss = _check_loss(loss)
+    lam = float(check_positive(lam, "lam"))
+    R = float(check_positive(norm_bound, "norm_bound"))
+    tol = float(as_finite_array(tol, "tol"))
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0; got {tol!r}")
+    if not math.isfinite(loss.lipschitz):
+        raise ValueError(f"loss {loss.name!r} has an unbounded gradient (lipschitz = inf): output perturbation has no "
+                         "finite sensitivity; use a loss with bounded f'")
+    return loss.lipschitz * R * (1.0 + 2.0 * tol) / lam
+
+
+def output_perturbation_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, eps: float, delta: float, *,
+                            rng: np.random.Generator | None = None, norm_bound: float = 1.0,
+                            tol: float = 1e-10) -> OutputPerturbationResult:
+    r"""Gaussian output perturbation of the regularized ERM minimizer, :math:`(\epsilon, \delta)`-DP.
+
+    Releases :math:`\hat\theta + \mathcal N(0, \sigma^2 I_d)` where :math:`\hat\theta` minimizes
+    :math:`J(\theta; D)` to absolute gradient norm :math:`\text{tol}\cdot LR` (data-independent)
+    and :math:`\sigma` = ``pdpkit.gaussian.gaussian_sigma(eps, delta, sensitivity)`` (tight
+    analytic Gaussian mechanism, Balle & Wang 2018) with the sensitivity of
+    :func:`output_perturbation_sensitivity` (lecture notes on objective perturbation, output
+    perturbation, with the :math:`\|\cdot\|^2` slip corrected). Add/remove neighbours.
+
+    Raises ``ValueError`` if a row of ``X`` has norm above ``norm_bound`` (the sensitivity
+    would not hold), if the loss has an unbounded gradient, or for invalid parameters;
+    ``RuntimeError`` if the solver cannot reach the tolerance.
+    """
+    loss = _check_loss(loss)
+    X, y = _check_data(X, y, loss)
+    lam = float(check_positive(lam, "lam"))
+    eps = float(check_positive(eps, "eps"))
+    delta = float(check_probability(delta, "delta"))
+    tol = float(check_positive(tol, "tol"))
+    R = _check_norm_bound(X, norm_bound)
+    sens = output_perturbation_sensitivity(loss, lam, R, tol=tol)
+    from .gaussian import gaussian_sigma
+
+    sigma = float(gaussian_sigma(eps, delta, sens))
+    rng = _get_rng(rng)
+    abs_tol = tol * loss.lipschitz * R
+    # _solve's tolerance is relative to max(1, n max||x||); convert the absolute target.
+    rel = abs_tol / _grad_scale(X, y, loss)
+    theta_hat, gnorm, *_ = _solve(X, y, loss, lam, np.zeros(X.shape[1]), rel, 200, "auto", want_hessian=False)
+    if gnorm > abs_tol:  # pragma: no cover - _solve raises first
+        raise RuntimeError("output_perturbation_fit: solver tolerance not reached")
+    theta = theta_hat + rng.normal(0.0, sigma, size=X.shape[1])
+    return OutputPerturbationResult(theta=_freeze(theta), sigma=sigma, sensitivity=sens, eps=eps, delta=delta,
+                                    lam=lam, loss=loss, norm_bound=R)

@@ -1,0 +1,621 @@
+r"""The computations behind the book's figures, vectorized and reusable.
+
+Each function runs one experiment of the sources at a size the caller chooses and
+returns a small frozen dataclass of numpy arrays; the chapters only plot them.
+
+* :func:`worst_case_pdp_vs_n`, :func:`worst_case_pdp_vs_d` — Redberg & Wang 2021,
+  App. B.1, Figs 4–5: the worst ex-post pDP over the members of a synthetic
+  logistic-regression data set, the data-independent bound (Thm 8 with Thm 9's
+  high-probability term) and the DP :math:`\epsilon` of the same mechanism.
+* :func:`pdp_distribution` — App. B.3, Figs 7–8: the distribution of
+  :math:`\epsilon_1` over the individuals of a real data set.
+* :func:`accuracy_vs_epsilon` — output perturbation against ObjPert at the same
+  :math:`(\epsilon, \delta)` (the lecture notes' comparison, on data).
+* :func:`objpert_density_mass` — the total mass of ObjPert's exact output density
+  in one or two dimensions, by quadrature with a rigorous tail bound.
+* :func:`objpert_dp_setup` — the :math:`(\lambda, \sigma)` of an
+  :math:`(\epsilon, \delta)`-DP ObjPert run under the classic accounting.
+
+The experiments only *compute* privacy quantities; the per-instance values are
+functions of the data and are not private (they are what a privacy report
+estimates privately).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import special
+
+from ._validation import as_finite_array, check_int_at_least, check_positive, check_probability
+from .datasets import Dataset, make_synthetic_logistic, make_synthetic_regression
+from .losses import GLMLoss, get_loss
+from .objpert import (
+    ExPostTerms,
+    ObjPertResult,
+    erm_fit_nonprivate,
+    ex_post_pdp_terms,
+    objpert_epsilon_classic,
+    objpert_fit,
+    objpert_log_density,
+    objpert_sigma_classic,
+    output_perturbation_fit,
+    pdp_bound_data_independent,
+)
+
+__all__ = [
+    "WorstCasePdp",
+    "PdpDistribution",
+    "AccuracyVsEpsilon",
+    "DensityMass",
+    "objpert_dp_setup",
+    "worst_case_pdp_vs_n",
+    "worst_case_pdp_vs_d",
+    "pdp_distribution",
+    "accuracy_vs_epsilon",
+    "objpert_density_mass",
+]
+
+
+def _rng(rng: np.random.Generator | None) -> np.random.Generator:
+    if rng is None:
+        return np.random.default_rng()
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or None; got {type(rng).__name__}")
+    return rng
+
+
+def _loss(loss: Any) -> GLMLoss:
+    return get_loss(loss)
+
+
+def _dp_epsilon(loss: GLMLoss, lam: float, sigma: float, delta: float, form: str) -> float:
+    """Classic DP epsilon of ObjPert for rows with norm <= 1; inf for an unbounded gradient."""
+    if not math.isfinite(loss.lipschitz):
+        return math.inf
+    return objpert_epsilon_classic(loss.lipschitz, loss.smoothness, lam, sigma, delta, form=form)
+
+
+def objpert_dp_setup(eps: float, delta: float, loss: str | GLMLoss = "logistic", *, lam: float | None = None,
+                     form: str = "kifer") -> tuple[float, float]:
+    r"""Regularization and noise scale of an :math:`(\epsilon, \delta)`-DP ObjPert run.
+
+    For rows with :math:`\|x_i\|_2 \le 1` and a loss with constants
+    :math:`L` (``loss.lipschitz``) and :math:`\beta` (``loss.smoothness``). With
+    ``lam=None`` and ``form="kifer"``, :math:`\lambda = 2\beta/\epsilon`, the smallest
+    regularization Redberg, Koskela & Wang, Thm 2.8 (Kifer et al. 2012) allows; with
+    ``form="lecture"`` and ``lam=None``, :math:`\lambda = 2\beta/\epsilon` as well (so the
+    two forms are compared at the same :math:`\lambda`). :math:`\sigma` is then the
+    smallest noise scale of :func:`pdpkit.objpert.objpert_sigma_classic`.
+
+    Returns
+    -------
+    (lam, sigma) : tuple of float
+
+    Raises
+    ------
+    ValueError
+        If the loss has an unbounded gradient (no DP guarantee), or no :math:`\sigma`
+        reaches :math:`\epsilon` at the given ``lam``.
+    """
+    loss = _loss(loss)
+    eps = float(check_positive(eps, "eps"))
+    if not math.isfinite(loss.lipschitz):
+        raise ValueError(f"loss {loss.name!r} has an unbounded gradient: ObjPert with it is not DP for any finite eps")
+    if lam is None:
+        lam = 2.0 * loss.smoothness / eps if loss.smoothness > 0 else 1.0
+    lam = float(check_positive(lam, "lam"))
+    sigma = objpert_sigma_classic(eps, delta, loss.lipschitz, loss.smoothness, lam, form=form)
+    return lam, sigma
+
+
+# =============================================================== Figs 4-5 (App. B.1)
+@dataclass(frozen=True)
+class WorstCasePdp:
+    r"""Worst-case ex-post pDP over a data set's members, against bounds (Figs 4–5).
+
+    Arrays have shape ``(len(values), n_repeats)``; row ``k`` is the data set with
+    ``parameter = values[k]``, column ``r`` an independent draw of data and noise.
+
+    Attributes
+    ----------
+    parameter : str
+        ``"n"`` or ``"d"``: what varies.
+    values : numpy.ndarray
+        The values of the varying parameter.
+    n, d : numpy.ndarray
+        Data-set size and dimension of every row (one of them constant).
+    worst_pdp : numpy.ndarray
+        :math:`\max_{z \in D}\epsilon_1(\hat\theta^P, D, D_{-z})`.
+    mean_pdp : numpy.ndarray
+        The mean of :math:`\epsilon_1` over the members.
+    worst_bound : numpy.ndarray
+        The maximum over members of the data-independent bound
+        (:func:`pdpkit.objpert.pdp_bound_data_independent`, Thm 8 with Thm 9's
+        :math:`\ell_1` term at failure probability ``rho``).
+    worst_bound_output : numpy.ndarray
+        The same bound with the constants evaluated at the released
+        :math:`\hat\theta^P` (``theta=`` option), maximized over members.
+    bound_dominates : numpy.ndarray of bool
+        Whether the data-independent bound is :math:`\ge \epsilon_1` for *every*
+        member (Thm 9: probability at least :math:`1 - \rho`).
+    dp_eps : float
+        The classic DP :math:`\epsilon` of the mechanism at ``delta``
+        (:func:`pdpkit.objpert.objpert_epsilon_classic`).
+    lam, sigma, rho, delta : float
+        The run's parameters.
+    loss : str
+        The loss name.
+    dp_form : str
+        The classic accounting used for ``dp_eps``.
+    """
+
+    parameter: str
+    values: np.ndarray
+    n: np.ndarray
+    d: np.ndarray
+    worst_pdp: np.ndarray
+    mean_pdp: np.ndarray
+    worst_bound: np.ndarray
+    worst_bound_output: np.ndarray
+    bound_dominates: np.ndarray
+    dp_eps: float
+    lam: float
+    sigma: float
+    rho: float
+    delta: float
+    loss: str
+    dp_form: str
+
+
+def _one_worst_case(n: int, d: int, loss: GLMLoss, lam: float, sigma: float, rho: float,
+                    rng: np.random.Generator) -> tuple[float, float, float, float, bool]:
+    if loss.name == "logistic":
+        data = make_synthetic_logistic(n, d, rng=rng)
+    else:
+        data = make_synthetic_regression(n, d, rng=rng)
+    fit = objpert_fit(data.X, data.y, loss, lam, sigma, rng=rng)
+    eps1 = ex_post_pdp_terms(fit, data.X, data.y, data.X, data.y, member=True).epsilon
+    bound = pdp_bound_data_independent(loss, data.X, lam, sigma, rho)
+    bound_out = pdp_bound_data_independent(loss, data.X, lam, sigma, rho, theta=fit.theta, target_y=data.y)
+    return float(eps1.max()), float(eps1.mean()), float(bound.max()), float(bound_out.max()), bool(np.all(eps1 <= bound))
+
+
+def _worst_case(parameter: str, values: Sequence[int], fixed: int, *, lam: float, sigma: float, rho: float,
+                delta: float, n_repeats: int, loss: Any, rng: np.random.Generator | None,
+                dp_form: str) -> WorstCasePdp:
+    loss = _loss(loss)
+    lam = float(check_positive(lam, "lam"))
+    sigma = float(check_positive(sigma, "sigma"))
+    rho = float(check_probability(rho, "rho"))
+    delta = float(check_probability(delta, "delta"))
+    n_repeats = check_int_at_least(n_repeats, "n_repeats", 1)
+    vals = [check_int_at_least(v, "ns" if parameter == "n" else "ds", 1) for v in values]
+    if not vals:
+        raise ValueError(f"{'ns' if parameter == 'n' else 'ds'} must contain at least one value")
+    rng = _rng(rng)
+    k = len(vals)
+    out = np.empty((5, k, n_repeats))
+    for i, v in enumerate(vals):
+        n, d = (v, fixed) if parameter == "n" else (fixed, v)
+        for r in range(n_repeats):
+            out[:, i, r] = _one_worst_case(n, d, loss, lam, sigma, rho, rng)
+    values_arr = np.array(vals)
+    fixed_arr = np.full(k, fixed)
+    n_arr, d_arr = (values_arr, fixed_arr) if parameter == "n" else (fixed_arr, values_arr)
+    return WorstCasePdp(
+        parameter=parameter, values=values_arr, n=n_arr, d=d_arr,
+        worst_pdp=out[0], mean_pdp=out[1], worst_bound=out[2], worst_bound_output=out[3],
+        bound_dominates=out[4].astype(bool),
+        dp_eps=_dp_epsilon(loss, lam, sigma, delta, dp_form),
+        lam=lam, sigma=sigma, rho=rho, delta=delta, loss=loss.name, dp_form=dp_form,
+    )
+
+
+def worst_case_pdp_vs_n(ns: Sequence[int], d: int, *, lam: float, sigma: float, rho: float = 0.05,
+                        delta: float = 1e-5, n_repeats: int = 1, loss: str | GLMLoss = "logistic",
+                        rng: np.random.Generator | None = None, dp_form: str = "kifer") -> WorstCasePdp:
+    r"""Worst-case ex-post pDP over the data set as the size :math:`n` varies (Redberg & Wang 2021, Fig 4).
+
+    For every :math:`n` in ``ns`` and every repeat: draw synthetic data
+    (:func:`pdpkit.datasets.make_synthetic_logistic` for the logistic loss,
+    :func:`pdpkit.datasets.make_synthetic_regression` otherwise; unit-norm rows),
+    run ObjPert (:func:`pdpkit.objpert.objpert_fit`), and compute the exact ex-post pDP
+    :math:`\epsilon_1(\hat\theta^P, D, D_{-z})` of every member (Thm 6 / Cor 7) and the
+    data-independent bound of every member (Thm 8 + Thm 9). The DP :math:`\epsilon` of
+    the mechanism (the same for every data set) comes from
+    :func:`pdpkit.objpert.objpert_epsilon_classic` at ``delta``.
+
+    Parameters
+    ----------
+    ns : sequence of int
+        Data-set sizes (each :math:`\ge 1`).
+    d : int
+        Dimension.
+    lam, sigma : float
+        ObjPert's regularization and noise scale.
+    rho : float, default 0.05
+        Failure probability of Thm 9's bound.
+    delta : float, default 1e-5
+        :math:`\delta` of the DP guarantee.
+    n_repeats : int, default 1
+        Independent repetitions per size.
+    loss : str or GLMLoss, default "logistic"
+    rng : numpy.random.Generator, optional
+    dp_form : {"kifer", "lecture"}
+        Classic accounting for the DP :math:`\epsilon`.
+
+    Returns
+    -------
+    WorstCasePdp
+    """
+    d = check_int_at_least(d, "d", 1)
+    return _worst_case("n", ns, d, lam=lam, sigma=sigma, rho=rho, delta=delta, n_repeats=n_repeats,
+                       loss=loss, rng=rng, dp_form=dp_form)
+
+
+def worst_case_pdp_vs_d(ds: Sequence[int], n: int, *, lam: float, sigma: float, rho: float = 0.05,
+                        delta: float = 1e-5, n_repeats: int = 1, loss: str | GLMLoss = "logistic",
+                        rng: np.random.Generator | None = None, dp_form: str = "kifer") -> WorstCasePdp:
+    r"""Worst-case ex-post pDP over the data set as the dimension :math:`d` varies (Redberg & Wang 2021, Fig 5).
+
+    As :func:`worst_case_pdp_vs_n`, with :math:`n` fixed and :math:`d` taking the values ``ds``.
+    """
+    n = check_int_at_least(n, "n", 1)
+    return _worst_case("d", ds, n, lam=lam, sigma=sigma, rho=rho, delta=delta, n_repeats=n_repeats,
+                       loss=loss, rng=rng, dp_form=dp_form)
+
+
+# =============================================================== Figs 7-8 (App. B.3)
+@dataclass(frozen=True)
+class PdpDistribution:
+    r"""The ex-post pDP of every individual of a data set (Figs 7–8).
+
+    Attributes
+    ----------
+    eps1 : numpy.ndarray, shape (n,)
+        :math:`\epsilon_1(\hat\theta^P, D, D_{-z_i})` for every member :math:`z_i`.
+    terms : pdpkit.objpert.ExPostTerms
+        Its three signed terms (log-determinant, gradient, cross term).
+    bound_data_independent : numpy.ndarray, shape (n,)
+        Thm 8 + Thm 9 with the loss's constants (``inf`` for an unbounded gradient).
+    bound_output_dependent : numpy.ndarray, shape (n,)
+        The same bound with :math:`f', f''` evaluated at :math:`\hat\theta^P`.
+    dp_eps : float
+        Classic DP :math:`\epsilon` of the run (``inf`` when the loss has an unbounded
+        gradient: then the mechanism is not DP for any finite :math:`\epsilon`).
+    fit : pdpkit.objpert.ObjPertResult
+        The ObjPert run.
+    rho, delta : float
+        Failure probability of the bound and :math:`\delta` of the DP guarantee.
+    dataset : str
+        The data set's name.
+    """
+
+    eps1: np.ndarray
+    terms: ExPostTerms
+    bound_data_independent: np.ndarray
+    bound_output_dependent: np.ndarray
+    dp_eps: float
+    fit: ObjPertResult
+    rho: float
+    delta: float
+    dataset: str
+
+
+def pdp_distribution(dataset: Dataset, loss: str | GLMLoss, lam: float, sigma: float, *, rho: float = 0.05,
+                     delta: float = 1e-5, rng: np.random.Generator | None = None,
+                     dp_form: str = "kifer") -> PdpDistribution:
+    r"""Run ObjPert on a data set and compute every member's ex-post pDP (Redberg & Wang 2021, Figs 7–8).
+
+    Parameters
+    ----------
+    dataset : pdpkit.datasets.Dataset
+        E.g. :func:`pdpkit.datasets.load_kidney` (logistic regression, Fig 7) or
+        :func:`pdpkit.datasets.load_wine_quality` (linear regression, Fig 8).
+    loss : str or GLMLoss
+    lam, sigma : float
+        Regularization and noise scale.
+    rho : float, default 0.05
+        Failure probability of the high-probability bounds.
+    delta : float, default 1e-5
+        :math:`\delta` of the DP guarantee reported as ``dp_eps``.
+    rng : numpy.random.Generator, optional
+        Source of ObjPert's noise.
+    dp_form : {"kifer", "lecture"}
+        Classic accounting for ``dp_eps``.
+
+    Returns
+    -------
+    PdpDistribution
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"dataset must be a pdpkit.datasets.Dataset; got {type(dataset).__name__}")
+    loss = _loss(loss)
+    rho = float(check_probability(rho, "rho"))
+    delta = float(check_probability(delta, "delta"))
+    fit = objpert_fit(dataset.X, dataset.y, loss, lam, sigma, rng=_rng(rng))
+    terms = ex_post_pdp_terms(fit, dataset.X, dataset.y, dataset.X, dataset.y, member=True)
+    if math.isfinite(loss.lipschitz):
+        indep = pdp_bound_data_independent(loss, dataset.X, fit.lam, fit.sigma, rho)
+    else:
+        indep = np.full(dataset.n, np.inf)
+    outdep = pdp_bound_data_independent(loss, dataset.X, fit.lam, fit.sigma, rho, theta=fit.theta, target_y=dataset.y)
+    return PdpDistribution(
+        eps1=terms.epsilon, terms=terms, bound_data_independent=indep, bound_output_dependent=outdep,
+        dp_eps=_dp_epsilon(loss, fit.lam, fit.sigma, delta, dp_form), fit=fit, rho=rho, delta=delta,
+        dataset=dataset.name,
+    )
+
+
+# ===================================================== output vs objective perturbation
+@dataclass(frozen=True)
+class AccuracyVsEpsilon:
+    r"""Test accuracy of output perturbation and ObjPert at the same :math:`(\epsilon, \delta)`.
+
+    Accuracy arrays have shape ``(len(epsilons), len(lams), n_seeds)``; NaN marks a
+    :math:`(\epsilon, \lambda)` at which the classic ObjPert accounting cannot reach
+    :math:`\epsilon` (Thm 2.8 needs :math:`\lambda \ge 2\beta/\epsilon`).
+
+    Attributes
+    ----------
+    epsilons, lams : numpy.ndarray
+        The privacy levels and regularizations tried.
+    delta : float
+    acc_output : numpy.ndarray
+        Output perturbation (:func:`pdpkit.objpert.output_perturbation_fit`).
+    acc_objpert : numpy.ndarray
+        ObjPert with :math:`\sigma` from :func:`pdpkit.objpert.objpert_sigma_classic`.
+    acc_nonprivate : numpy.ndarray, shape (len(lams),)
+        The non-private regularized ERM minimizer.
+    sigma_output, sigma_objpert : numpy.ndarray, shape (len(epsilons), len(lams))
+        The noise scales used (NaN where infeasible).
+    objpert_form : str
+        The classic accounting used for ObjPert.
+    """
+
+    epsilons: np.ndarray
+    lams: np.ndarray
+    delta: float
+    acc_output: np.ndarray
+    acc_objpert: np.ndarray
+    acc_nonprivate: np.ndarray
+    sigma_output: np.ndarray
+    sigma_objpert: np.ndarray
+    objpert_form: str
+
+    def best(self, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r"""Per :math:`\epsilon`, the :math:`\lambda` with the highest mean accuracy.
+
+        The choice uses the test accuracy, i.e. it is **non-private** tuning (an
+        oracle), applied in the same way to both methods.
+
+        Parameters
+        ----------
+        method : {"output", "objpert"}
+
+        Returns
+        -------
+        (lam, mean, std) : tuple of numpy.ndarray, each of shape (len(epsilons),)
+            The chosen :math:`\lambda`, and the mean and standard deviation of the
+            accuracy over the seeds at that :math:`\lambda` (NaN where no
+            :math:`\lambda` is feasible).
+        """
+        if method not in ("output", "objpert"):
+            raise ValueError(f"method must be 'output' or 'objpert'; got {method!r}")
+        acc = self.acc_output if method == "output" else self.acc_objpert
+        mean = np.full(acc.shape[:2], -np.inf)
+        ok = ~np.isnan(acc).any(axis=2)
+        mean[ok] = acc[ok].mean(axis=1)
+        idx = np.argmax(mean, axis=1)
+        rows = np.arange(acc.shape[0])
+        chosen = acc[rows, idx]
+        none = ~ok.any(axis=1)  # no feasible lambda at this epsilon
+        lam = np.where(none, np.nan, self.lams[idx])
+        return lam, np.where(none, np.nan, chosen.mean(axis=1)), np.where(none, np.nan, chosen.std(axis=1))
+
+
+def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Accuracy of sign(X theta) against labels y in {-1, +1}; theta may be (k, d)."""
+    pred = np.where(X @ np.atleast_2d(theta).T >= 0.0, 1.0, -1.0)
+    return np.mean(pred == y[:, None], axis=0)
+
+
+def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, epsilons: Sequence[float],
+                        lams: Sequence[float], *, delta: float = 1e-5, n_seeds: int = 10,
+                        loss: str | GLMLoss = "logistic", objpert_form: str = "kifer",
+                        rng: np.random.Generator | None = None) -> AccuracyVsEpsilon:
+    r"""Test accuracy of output perturbation vs ObjPert at equal :math:`(\epsilon, \delta)`, over :math:`\lambda`.
+
+    For every :math:`\epsilon`, :math:`\lambda` and seed: output perturbation releases
+    the regularized ERM minimizer plus Gaussian noise calibrated by the analytic Gaussian
+    mechanism to the sensitivity :math:`L/\lambda` (lecture notes on objective
+    perturbation, corrected); ObjPert uses the smallest :math:`\sigma` with which the
+    classic accounting (``objpert_form``; Redberg, Koskela & Wang, Thm 2.8 by default)
+    certifies :math:`(\epsilon, \delta)`-DP. Both need rows with
+    :math:`\|x_i\|_2 \le 1` (checked) and labels :math:`\pm 1`; accuracy is that of
+    :math:`\operatorname{sign}(x^\top\theta)` on the test set. Seed :math:`s` uses the same
+    standard-normal draws for every :math:`(\epsilon, \lambda)` (common random numbers), so
+    the curves are smooth in :math:`\epsilon` and :math:`\lambda`.
+
+    Parameters
+    ----------
+    X_train, y_train, X_test, y_test : array_like
+        Rows of norm at most 1; labels in :math:`\{-1, +1\}`.
+    epsilons : sequence of float
+        Privacy levels (> 0).
+    lams : sequence of float
+        Regularizations (> 0) to try for both methods.
+    delta : float, default 1e-5
+    n_seeds : int, default 10
+    loss : str or GLMLoss, default "logistic"
+        A loss with a bounded gradient.
+    objpert_form : {"kifer", "lecture"}
+    rng : numpy.random.Generator, optional
+        Seeds the per-seed noise streams.
+
+    Returns
+    -------
+    AccuracyVsEpsilon
+    """
+    loss = _loss(loss)
+    Xtr = as_finite_array(X_train, "X_train", ndim=2)
+    Xte = as_finite_array(X_test, "X_test", ndim=2)
+    ytr = loss.check_labels(y_train)
+    yte = as_finite_array(y_test, "y_test", ndim=1)
+    if not np.all(np.abs(yte) == 1.0):
+        raise ValueError("y_test must contain only the labels -1 and +1")
+    if Xte.shape[1] != Xtr.shape[1] or Xte.shape[0] != yte.shape[0]:
+        raise ValueError(f"X_test must have shape (len(y_test), {Xtr.shape[1]}); got {Xte.shape}")
+    eps_arr = as_finite_array(list(epsilons), "epsilons", ndim=1)
+    lam_arr = as_finite_array(list(lams), "lams", ndim=1)
+    if eps_arr.size == 0 or np.any(eps_arr <= 0):
+        raise ValueError("epsilons must be a non-empty sequence of positive numbers")
+    if lam_arr.size == 0 or np.any(lam_arr <= 0):
+        raise ValueError("lams must be a non-empty sequence of positive numbers")
+    delta = float(check_probability(delta, "delta"))
+    n_seeds = check_int_at_least(n_seeds, "n_seeds", 1)
+    seeds = _rng(rng).integers(0, 2**63 - 1, size=(n_seeds, 2))
+    k, m = eps_arr.size, lam_arr.size
+    acc_out = np.full((k, m, n_seeds), np.nan)
+    acc_obj = np.full((k, m, n_seeds), np.nan)
+    sig_out = np.full((k, m), np.nan)
+    sig_obj = np.full((k, m), np.nan)
+    acc_np = np.empty(m)
+    for j, lam in enumerate(lam_arr):
+        acc_np[j] = _accuracy(erm_fit_nonprivate(Xtr, ytr, loss, lam), Xte, yte)[0]
+        for i, eps in enumerate(eps_arr):
+            thetas = []
+            for s in range(n_seeds):
+                res = output_perturbation_fit(Xtr, ytr, loss, lam, eps, delta, rng=np.random.default_rng(seeds[s, 0]))
+                thetas.append(res.theta)
+            sig_out[i, j] = res.sigma
+            acc_out[i, j] = _accuracy(np.array(thetas), Xte, yte)
+            try:
+                sigma = objpert_sigma_classic(eps, delta, loss.lipschitz, loss.smoothness, lam, form=objpert_form)
+            except ValueError:
+                continue  # lam too small for this eps under the classic accounting
+            sig_obj[i, j] = sigma
+            thetas = [objpert_fit(Xtr, ytr, loss, lam, sigma, rng=np.random.default_rng(seeds[s, 1]), norm_bound=1.0).theta
+                      for s in range(n_seeds)]
+            acc_obj[i, j] = _accuracy(np.array(thetas), Xte, yte)
+    return AccuracyVsEpsilon(epsilons=eps_arr, lams=lam_arr, delta=delta, acc_output=acc_out, acc_objpert=acc_obj,
+                             acc_nonprivate=acc_np, sigma_output=sig_out, sigma_objpert=sig_obj,
+                             objpert_form=objpert_form)
+
+
+# ============================================================ exact-density check
+@dataclass(frozen=True)
+class DensityMass:
+    r"""Total mass of ObjPert's output density on a box, with its error budget.
+
+    Attributes
+    ----------
+    mass : float
+        Composite Gauss–Legendre quadrature of :math:`p_D` over the box.
+    mass_coarse : float
+        The same rule with half the panels per axis; ``abs(mass - mass_coarse)``
+        estimates the quadrature error of ``mass_coarse`` (and bounds that of
+        ``mass`` in practice).
+    tail_bound : float
+        Rigorous upper bound on the mass outside the box (see
+        :func:`objpert_density_mass`).
+    center : numpy.ndarray
+        The box centre (the non-private minimizer).
+    radius : float
+        Half-width of the box.
+    n_evaluations : int
+        Density evaluations of the fine rule.
+    """
+
+    mass: float
+    mass_coarse: float
+    tail_bound: float
+    center: np.ndarray
+    radius: float
+    n_evaluations: int
+
+
+def _gauss_legendre_composite(a: float, b: float, panels: int, order: int) -> tuple[np.ndarray, np.ndarray]:
+    t, w = np.polynomial.legendre.leggauss(order)
+    edges = np.linspace(a, b, panels + 1)
+    half = 0.5 * np.diff(edges)
+    mid = 0.5 * (edges[:-1] + edges[1:])
+    nodes = (mid[:, None] + half[:, None] * t[None, :]).ravel()
+    weights = (half[:, None] * w[None, :]).ravel()
+    return nodes, weights
+
+
+def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *, tail: float = 1e-12,
+                         panels: int = 64, order: int = 10) -> DensityMass:
+    r"""Integrate ObjPert's exact output density over :math:`\mathbb{R}^d`, :math:`d \in \{1, 2\}`.
+
+    The density is :func:`pdpkit.objpert.objpert_log_density` (change of variables,
+    Redberg & Wang 2021, App. E.1). The box is centred at the non-private minimizer
+    :math:`\hat\theta` (:math:`\nabla J(\hat\theta; D) = 0`) with half-width :math:`r`.
+    Because :math:`J` is :math:`\lambda`-strongly convex,
+    :math:`\|b\| = \|\nabla J(\theta; D) - \nabla J(\hat\theta; D)\| \ge \lambda\|\theta - \hat\theta\|`,
+    so the output leaves the ball of radius :math:`r` only if
+    :math:`\|b\| \ge \lambda r`:
+
+    .. math::
+
+       \Pr[\|\hat\theta^P - \hat\theta\| > r] \le \Pr[\chi^2_d \ge (\lambda r/\sigma)^2],
+
+    and :math:`r` is chosen so that this tail is ``tail``. The box contains the ball,
+    so the mass outside the box is at most ``tail``. The integral over the box is a
+    product composite Gauss–Legendre rule (``panels`` panels of ``order`` nodes per
+    axis), and again with ``panels // 2`` panels for an error estimate.
+
+    Parameters
+    ----------
+    X, y, loss, lam, sigma
+        As in :func:`pdpkit.objpert.objpert_fit`; ``X`` must have 1 or 2 columns.
+    tail : float, default 1e-12
+        Target bound on the mass outside the box, in (0, 1).
+    panels : int, default 64
+        Panels per axis (even, :math:`\ge 2`).
+    order : int, default 10
+        Gauss–Legendre nodes per panel.
+
+    Returns
+    -------
+    DensityMass
+    """
+    loss = _loss(loss)
+    X = as_finite_array(X, "X", ndim=2)
+    d = X.shape[1]
+    if d not in (1, 2):
+        raise ValueError(f"X must have 1 or 2 columns for the quadrature; got {d}")
+    lam = float(check_positive(lam, "lam"))
+    sigma = float(check_positive(sigma, "sigma"))
+    tail = float(check_probability(tail, "tail"))
+    panels = check_int_at_least(panels, "panels", 2)
+    if panels % 2:
+        raise ValueError(f"panels must be even; got {panels}")
+    order = check_int_at_least(order, "order", 1)
+    center = erm_fit_nonprivate(X, y, loss, lam, tol=1e-13) if X.shape[0] else np.zeros(d)
+    # chi^2_d upper quantile: P[chi2_d >= q] = tail.
+    q = float(special.gammainccinv(d / 2.0, tail)) * 2.0
+    radius = sigma * math.sqrt(q) / lam
+    tail_bound = float(special.gammaincc(d / 2.0, q / 2.0))
+
+    def integrate(p: int) -> tuple[float, int]:
+        axes = [_gauss_legendre_composite(c - radius, c + radius, p, order) for c in center]
+        if d == 1:
+            pts = axes[0][0][:, None]
+            w = axes[0][1]
+        else:
+            g0, g1 = np.meshgrid(axes[0][0], axes[1][0], indexing="ij")
+            pts = np.stack([g0.ravel(), g1.ravel()], axis=1)
+            w = np.outer(axes[0][1], axes[1][1]).ravel()
+        logp = objpert_log_density(pts, X, y, loss, lam, sigma)
+        return float(np.sum(w * np.exp(logp))), pts.shape[0]
+
+    fine, n_eval = integrate(panels)
+    coarse, _ = integrate(panels // 2)
+    return DensityMass(mass=fine, mass_coarse=coarse, tail_bound=tail_bound, center=np.asarray(center),
+                       radius=radius, n_evaluations=n_eval)

@@ -109,3 +109,37 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and re.search(r"^make test$", ci, re.M)
+
+
+def _display_math_problems(src: str) -> list[str]:
+    """Display-math blocks that MyST will not typeset: glued to a text line above them,
+    or containing a line that Markdown reads as a list item ("+ ", "- ", "* ")."""
+    problems = []
+    lines = src.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].lstrip().startswith("$$"):
+            j = i
+            if not (lines[i].strip().endswith("$$") and len(lines[i].strip()) > 2):
+                j = i + 1
+                while j < len(lines) and not lines[j].rstrip().endswith("$$"):
+                    j += 1
+            if i > 0 and lines[i - 1].strip() and not lines[i - 1].startswith(":"):
+                problems.append(f"no blank line before: {lines[i][:60]!r}")
+            for line in lines[i + 1:j + 1]:
+                if re.match(r"\s*[+\-*] ", line):
+                    problems.append(f"list marker inside display math: {line[:60]!r}")
+            i = j + 1
+        else:
+            i += 1
+    return problems
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_display_math_is_parseable(nb_path):
+    nb = json.loads(nb_path.read_text())
+    problems = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            problems += _display_math_problems("".join(cell["source"]))
+    assert not problems, f"{nb_path.name}: {problems}"

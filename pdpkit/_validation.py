@@ -17,6 +17,7 @@ __all__ = [
     "check_nonnegative",
     "check_probability",
     "check_int_at_least",
+    "as_generator",
 ]
 
 
@@ -68,3 +69,16 @@ def check_int_at_least(value: Any, name: str, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
     return int(value)
+
+
+def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """The generator to sample from: ``rng`` itself, or a fresh one from OS entropy for ``None``.
+
+    Anything else (a seed, a legacy ``RandomState``) is a ``TypeError``: pdpkit's sampling
+    functions take ``numpy.random.Generator | None`` so that a seed is always explicit.
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator or None; got {type(rng).__name__}")
+    return rng

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-from ._validation import as_finite_array, check_int_at_least, check_probability
+from ._validation import as_finite_array, as_generator, check_int_at_least, check_probability
 
 __all__ = ["clopper_pearson", "AuditResult", "audit_delta_curve"]
 
@@ -171,7 +171,7 @@ def audit_delta_curve(
     n_samples = check_int_at_least(n_samples, "n_samples", 1)
     chunk = check_int_at_least(chunk, "chunk", 1)
     alpha = float(check_probability(alpha, "alpha"))
-    rng = np.random.default_rng() if rng is None else rng
+    rng = as_generator(rng)
 
     k_p = _count_exceedances(sample_d, statistic, thresholds, n_samples, chunk, rng)
     k_q = _count_exceedances(sample_d_prime, statistic, thresholds, n_samples, chunk, rng)

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import special
 
-from ._validation import as_finite_array, check_int_at_least, check_positive, check_probability
+from ._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
 from .datasets import Dataset, make_synthetic_logistic, make_synthetic_regression
 from .losses import GLMLoss, get_loss
 from .objpert import (
@@ -60,12 +60,6 @@ __all__ = [
 ]
 
 
-def _rng(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None; got {type(rng).__name__}")
-    return rng
 
 
 def _loss(loss: Any) -> GLMLoss:
@@ -196,7 +190,7 @@ def _worst_case(parameter: str, values: Sequence[int], fixed: int, *, lam: float
     vals = [check_int_at_least(v, "ns" if parameter == "n" else "ds", 1) for v in values]
     if not vals:
         raise ValueError(f"{'ns' if parameter == 'n' else 'ds'} must contain at least one value")
-    rng = _rng(rng)
+    rng = as_generator(rng)
     k = len(vals)
     out = np.empty((5, k, n_repeats))
     for i, v in enumerate(vals):
@@ -337,7 +331,7 @@ def pdp_distribution(dataset: Dataset, loss: str | GLMLoss, lam: float, sigma: f
     loss = _loss(loss)
     rho = float(check_probability(rho, "rho"))
     delta = float(check_probability(delta, "delta"))
-    fit = objpert_fit(dataset.X, dataset.y, loss, lam, sigma, rng=_rng(rng))
+    fit = objpert_fit(dataset.X, dataset.y, loss, lam, sigma, rng=as_generator(rng))
     terms = ex_post_pdp_terms(fit, dataset.X, dataset.y, dataset.X, dataset.y, member=True)
     if math.isfinite(loss.lipschitz):
         indep = pdp_bound_data_independent(loss, dataset.X, fit.lam, fit.sigma, rho)
@@ -478,7 +472,7 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
         raise ValueError("lams must be a non-empty sequence of positive numbers")
     delta = float(check_probability(delta, "delta"))
     n_seeds = check_int_at_least(n_seeds, "n_seeds", 1)
-    seeds = _rng(rng).integers(0, 2**63 - 1, size=(n_seeds, 2))
+    seeds = as_generator(rng).integers(0, 2**63 - 1, size=(n_seeds, 2))
     k, m = eps_arr.size, lam_arr.size
     acc_out = np.full((k, m, n_seeds), np.nan)
     acc_obj = np.full((k, m, n_seeds), np.nan)

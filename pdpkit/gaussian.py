@@ -34,6 +34,7 @@ from scipy import special
 
 from ._validation import (
     as_finite_array,
+    as_generator,
     check_int_at_least,
     check_nonnegative,
     check_positive,
@@ -509,7 +510,7 @@ def ridge_pdp_for_all_nonprivate(X, y, lam: float = 1.0, *, y_bound: float = 1.0
     """
     X, y, L, theta = _ridge_parts(X, y, lam)
     d = X.shape[1]
-    rng = np.random.default_rng() if rng is None else rng
+    rng = as_generator(rng)
     H = L @ L.T
     Hinv = sla.cho_solve((L, True), np.eye(d), check_finite=False)
     starts = np.concatenate([np.linalg.eigh(H)[1].T, -np.linalg.eigh(H)[1].T,

@@ -49,6 +49,7 @@ from scipy.linalg.blas import dsyrk
 
 from ._validation import (
     as_finite_array,
+    as_generator,
     check_int_at_least,
     check_positive,
     check_probability,
@@ -228,12 +229,6 @@ def _check_norm_bound(X: np.ndarray, norm_bound: Any, xname: str = "X") -> float
     return R
 
 
-def _get_rng(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None; got {type(rng).__name__}")
-    return rng
 
 
 def _check_loss(loss: Any) -> GLMLoss:
@@ -552,7 +547,7 @@ def objpert_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *
     if norm_bound is not None:
         _check_norm_bound(X, norm_bound)
     if b is None:
-        b = _get_rng(rng).normal(0.0, sigma, size=d)
+        b = as_generator(rng).normal(0.0, sigma, size=d)
     else:
         b = as_finite_array(b, "b", ndim=1)
         if b.shape[0] != d:
@@ -1130,7 +1125,7 @@ def output_perturbation_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, eps
     from .gaussian import gaussian_sigma
 
     sigma = float(gaussian_sigma(eps, delta, sens))
-    rng = _get_rng(rng)
+    rng = as_generator(rng)
     abs_tol = tol * loss.lipschitz * R
     # _solve's tolerance is relative to max(1, n max||x||); convert the absolute target.
     rel = abs_tol / _grad_scale(X, y, loss)

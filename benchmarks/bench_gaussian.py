@@ -28,7 +28,7 @@ def main() -> None:
            baseline_seconds=t_naive, goal="goal < 20 ms")
 
     def brent_sigma() -> float:
-        f = lambda log_mu: np.log(gaussian_delta(1.0, np.exp(log_mu), 1.0)) - np.log(1e-5)  # noqa: E731
+        f = lambda log_mu: np.log(gaussian_delta(1.0, np.exp(log_mu), 1.0)) - np.log(1e-5)
         return 1.0 / np.exp(optimize.brentq(f, np.log(0.05), np.log(1e2), xtol=1e-14, rtol=1e-14))
 
     assert abs(brent_sigma() / gaussian_sigma(1.0, 1e-5) - 1) < 1e-9

@@ -26,9 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _harness import best_time, report  # noqa: E402
+from _harness import best_time, report
 
-from pdpkit import goe  # noqa: E402
+from pdpkit import goe
 
 D = 50
 RHO = 8.465e-6

@@ -21,10 +21,10 @@ import scipy.linalg as sla
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from _harness import best_time, report  # noqa: E402
+from _harness import best_time, report
 
-from pdpkit.losses import logistic  # noqa: E402
-from pdpkit.objpert import ex_post_pdp, objpert_fit  # noqa: E402
+from pdpkit.losses import logistic
+from pdpkit.objpert import ex_post_pdp, objpert_fit
 
 
 def _data(n: int, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

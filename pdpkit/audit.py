@@ -25,7 +25,7 @@ function :math:`\log p_D(o)/p_{D'}(o)`. For the Gaussian mechanism on the pair
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special

@@ -256,7 +256,7 @@ def normalize_rows(X) -> np.ndarray:
         A new float64 array whose nonzero rows have norm 1.
     """
     X = as_finite_array(X, "X", ndim=2)
-    big, Y = _max_scaled(X)
+    _big, Y = _max_scaled(X)
     norms = np.linalg.norm(Y, axis=1, keepdims=True)
     out = np.divide(Y, norms, out=np.zeros_like(Y), where=norms > 0)
     return _shrink_into_ball(out, 1.0)

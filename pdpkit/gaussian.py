@@ -26,7 +26,7 @@ variable is :math:`L(o) = \log p_D(o) - \log p_{D'}(o)`, which is
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import linalg as sla

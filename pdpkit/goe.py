@@ -623,7 +623,7 @@ def _border(A: np.ndarray, col: np.ndarray) -> np.ndarray:
 def _table(d: int) -> _HermiteTable:
     Z0 = math.sqrt(4.0 * d + 2.0) + 12.0
     h = min(2.0, 22.0 / math.sqrt(d + 1.0))
-    K = int(math.ceil(Z0 / h))
+    K = math.ceil(Z0 / h)
     edges = h * np.arange(-K, K + 1, dtype=float)
     contrib = _panel_matrices(edges[:-1], edges[1:], d)          # (2K, d, d)
     # the tails beyond +-Z: negligible in absolute terms, not relative to A(x), B(x) near +-Z

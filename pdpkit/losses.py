@@ -333,20 +333,20 @@ class Huber(GLMLoss):
         return (np.abs(r) / (q + 1.0)) * (np.abs(s) * self.scale)
 
     def _d1(self, t, y):
-        r, s, q = self._sq(t, y)
+        _r, s, q = self._sq(t, y)
         return -self.scale * (s / q)
 
     def _d2(self, t, y):
-        r, s, q = self._sq(t, y)
+        _r, _s, q = self._sq(t, y)
         return (1.0 / q) ** 3
 
     def _d3(self, t, y):
-        r, s, q = self._sq(t, y)
+        _r, s, q = self._sq(t, y)
         iq = 1.0 / q
         return (3.0 / self.scale) * (s * iq) * iq**4
 
     def _d1_d2(self, t, y):
-        r, s, q = self._sq(t, y)
+        _r, s, q = self._sq(t, y)
         iq = 1.0 / q
         return -self.scale * (s * iq), iq**3
 

@@ -414,7 +414,7 @@ def _cg_direction(X, w, lam, g, max_cg=None):
 
 
 def _closed_form_squared(X, y, lam, b, grad_tol):
-    n, d = X.shape
+    n, _d = X.shape
     H = _hessian(X, np.ones(n), lam)
     cf = sla.cho_factor(H, lower=False, check_finite=False)
     rhs = X.T @ y - b
@@ -453,12 +453,12 @@ def _solve(X, y, loss, lam, b, tol, max_iter, method, want_hessian=True):
     if method == "closed-form":
         if not isinstance(loss, Squared):
             raise ValueError(f"method='closed-form' is only available for the squared loss, not {loss.name!r}")
-        theta, z, gnorm = _closed_form_squared(X, y, lam, b, grad_tol)
+        theta, _z, gnorm = _closed_form_squared(X, y, lam, b, grad_tol)
         n_iter = 0
         w = np.ones(n)
     elif method in ("newton", "newton-cg"):
         try:
-            theta, z, w, gnorm, n_iter = _newton(X, y, loss, lam, b, grad_tol, max_iter, method)
+            theta, _z, w, gnorm, n_iter = _newton(X, y, loss, lam, b, grad_tol, max_iter, method)
         except _NoConvergence as exc:
             raise RuntimeError(str(exc)) from None
     else:

@@ -76,7 +76,7 @@ def test_corrupted_archive_raises_a_clear_error(data_copy):
     blob = bytearray(path.read_bytes())
     blob[len(blob) // 2] ^= 0x01  # flip one bit
     path.write_bytes(bytes(blob))
-    with pytest.raises(ds.DataIntegrityError, match="checksum mismatch.*chronic_kidney_disease_full"):
+    with pytest.raises(ds.DataIntegrityError, match=r"checksum mismatch.*chronic_kidney_disease_full"):
         ds.load_kidney()
 
 

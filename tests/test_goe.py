@@ -136,7 +136,7 @@ def test_privacy_loss_is_gaussian_mechanism_loss():
         return (stats.norm.logpdf(np.diag(e), scale=math.sqrt(2) * sigma).sum()
                 + stats.norm.logpdf(e[iu], scale=sigma).sum())
 
-    for o, lo in zip(out[:5], loss[:5]):
+    for o, lo in zip(out[:5], loss[:5], strict=False):
         assert lo == pytest.approx(logpdf(o, H) - logpdf(o, Hp), rel=1e-10, abs=1e-12)
 
 
@@ -155,7 +155,7 @@ def test_cdf_matches_multiprecision_reference(d, points):
     xs = np.concatenate([goe.goe_lambda1_quantile(ps, d), goe.goe_lambda1_isf(qs, d)])
     F = goe.goe_lambda1_cdf(xs, d)
     S = goe.goe_lambda1_sf(xs, d)
-    for x, f, s in zip(xs, F, S):
+    for x, f, s in zip(xs, F, S, strict=False):
         ref = goe.goe_lambda1_cdf_mpmath(float(x), d)
         assert abs(f - float(ref)) <= 1e-10                       # the bar (absolute)
         assert abs(mp.mpf(f) / ref - 1) <= 1e-9                   # relative, also in the lower tail

@@ -71,9 +71,9 @@ def test_derivatives_match_sympy_at_high_precision(loss, name, scale):
         with mpmath.workdps(60 + int(0.5 * (abs(ti) + abs(yi)))):
             return float(func(mpmath.mpf(ti), mpmath.mpf(yi)))
 
-    for k, (func, got) in enumerate(zip(funcs, ours)):
+    for k, (func, got) in enumerate(zip(funcs, ours, strict=False)):
         assert np.all(np.isfinite(got)), (name, k)
-        ref = np.array([ref_value(func, float(ti), float(yi)) for ti, yi in zip(t, y)])
+        ref = np.array([ref_value(func, float(ti), float(yi)) for ti, yi in zip(t, y, strict=False)])
         # relative accuracy, with an absolute floor far below anything the solvers can notice
         err = np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)
         ok = (err <= 1e-12) | (np.abs(got - ref) <= 1e-300)
@@ -91,7 +91,7 @@ def test_derivatives_match_finite_differences(loss, name, scale):
         np.testing.assert_allclose(upper(t, y), fd, rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("loss", [logistic, squared, robust_log, huber, Huber(0.3)], ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", [logistic, squared, robust_log, huber, Huber(0.3)], ids=lambda loss: loss.name)
 def test_extreme_arguments_are_finite_without_warnings(loss):
     t = np.array([-1e300, -1e150, -1e4, -745.5, -40.0, 0.0, 40.0, 745.5, 1e4, 1e150, 1e300])
     y = np.ones_like(t) if loss is logistic else np.zeros_like(t)

@@ -51,7 +51,7 @@ def _perturbed_grad(X, y, loss, lam, b, theta):
 
 
 # ----------------------------------------------------------------- exact density
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda loss: loss.name)
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_ex_post_pdp_equals_exact_log_density_ratio(loss, d):
     rng = np.random.default_rng(10 + d)
@@ -97,7 +97,7 @@ def test_ex_post_pdp_exact_density_property(seed, d, n, lam, sigma, loss_i):
     assert add == pytest.approx(ref, abs=1e-9)
 
 
-@pytest.mark.parametrize("loss", [logistic, robust_log], ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", [logistic, robust_log], ids=lambda loss: loss.name)
 def test_density_integrates_to_one_and_matches_closed_form_cdf_d1(loss):
     rng = np.random.default_rng(3)
     X, y = _data(rng, 8, 1, loss, scale=2.0)
@@ -156,7 +156,7 @@ def test_log_density_empty_data_is_gaussian_and_vectorized():
 
 
 # ------------------------------------------------------------------------ solver
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda loss: loss.name)
 def test_solver_reaches_tol_and_matches_scipy(loss):
     rng = np.random.default_rng(7)
     X, y = _data(rng, 300, 6, loss, scale=3.0)

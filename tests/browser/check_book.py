@@ -70,7 +70,7 @@ async () => {
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args, **kwargs) -> None:  # noqa: D102 - silence the access log
+    def log_message(self, *args, **kwargs) -> None:
         pass
 
 

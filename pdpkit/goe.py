@@ -687,6 +687,26 @@ def _cumulative(tab: _HermiteTable, x: np.ndarray, from_below: np.ndarray) -> np
     return out
 
 
+def _half_logdet_ratio(tab, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Half the log of :math:`\det(A_\infty - B)/\det A_\infty` for a batch of matrices B.
+
+    Where :math:`\lVert A_\infty^{-1}B\rVert_\infty < 1/2` the ratio is
+    :math:`\det(I - A_\infty^{-1}B)`, computed without forming :math:`1 + (\text{small})`
+    (accurate deep in the upper tail); elsewhere a plain log-determinant. Returns the
+    half log-ratios and the matrices :math:`A_\infty - B`.
+    """
+    Minv = np.einsum("ij,mjk->mik", tab.a_inf_inv, B)
+    small = np.max(np.sum(np.abs(Minv), axis=-1), axis=-1) < 0.5
+    lf = np.empty(B.shape[0])
+    A = tab.a_inf[None] - B
+    if np.any(small):
+        lf[small] = 0.5 * _logdet_identity_minus(Minv[small])
+    if np.any(~small):
+        _sgn, ld = np.linalg.slogdet(A[~small])
+        lf[~small] = 0.5 * (ld - tab.logdet_inf)
+    return lf, A
+
+
 def _logdet_identity_minus(M: np.ndarray) -> np.ndarray:
     r""":math:`\log\det(I-M)` for a batch of small :math:`M` (:math:`\|M\|_\infty<1/2`), to full relative accuracy.
 
@@ -911,16 +931,7 @@ def _lambda1_eval(x: np.ndarray, d: int, *, deriv: bool = False) -> tuple[np.nda
         psi, lower, upper = _hermite(xs, d)
         if odd:
             B = _border(B, upper.T)
-        Minv = np.einsum("ij,mjk->mik", tab.a_inf_inv, B)
-        norm = np.max(np.sum(np.abs(Minv), axis=-1), axis=-1)
-        small = norm < 0.5
-        lf = np.empty(idx.size)
-        A = tab.a_inf[None] - B
-        if np.any(small):
-            lf[small] = 0.5 * _logdet_identity_minus(Minv[small])
-        if np.any(~small):
-            sgn, ld = np.linalg.slogdet(A[~small])
-            lf[~small] = 0.5 * (ld - tab.logdet_inf)
+        lf, A = _half_logdet_ratio(tab, B)
         logF[idx] = lf
         logS[idx] = _log1mexp(lf)
         if deriv:
@@ -991,16 +1002,7 @@ def _norm_eval(x: np.ndarray, d: int, *, deriv: bool = False) -> tuple[np.ndarra
         C = B + Aneg + rank2(Pa, np.broadcast_to(tot, Pa.shape)) - rank2(Pa, Qb)
         if odd:
             C = _border(C, Qb + Pa)
-        Minv = np.einsum("ij,mjk->mik", tab.a_inf_inv, C)
-        norm = np.max(np.sum(np.abs(Minv), axis=-1), axis=-1)
-        small = norm < 0.5
-        lf = np.empty(k)
-        A = tab.a_inf[None] - C
-        if np.any(small):
-            lf[small] = 0.5 * _logdet_identity_minus(Minv[small])
-        if np.any(~small):
-            sgn, ld = np.linalg.slogdet(A[~small])
-            lf[~small] = 0.5 * (ld - tab.logdet_inf)
+        lf, A = _half_logdet_ratio(tab, C)
         logF[idx] = lf
         logS[idx] = _log1mexp(lf)
         if deriv:

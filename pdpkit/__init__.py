@@ -8,6 +8,11 @@ The package behind the pdpkit book. One module per chapter:
 * :mod:`pdpkit.objpert` — exact objective perturbation and its ex-post pDP.
 * :mod:`pdpkit.goe` — GOE noise, Analyze-Gauss, exact largest-eigenvalue law.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
+* :mod:`pdpkit.experiments` — the computations behind the chapters' figures.
 """
 
+from . import audit, datasets, experiments, gaussian, goe, losses, objpert
+
 __version__ = "0.1.0"
+
+__all__ = ["audit", "datasets", "experiments", "gaussian", "goe", "losses", "objpert", "__version__"]

@@ -317,18 +317,21 @@ def clip_rows_to_unit_norm(X, bound: float = 1.0) -> np.ndarray:
     return _shrink_into_ball(out, B)
 
 
-def _finish_rows(X: np.ndarray, row_norm: str, intercept: bool) -> np.ndarray:
+def _finish_rows(X: np.ndarray, feature_names, row_norm: str, intercept: bool) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Append the intercept column (and its name) if asked, then scale the rows as ``row_norm`` says."""
+    feature_names = tuple(feature_names)
     if row_norm not in ("normalize", "clip", "none"):
         raise ValueError(f"row_norm must be 'normalize', 'clip' or 'none'; got {row_norm!r}")
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"intercept must be a bool; got {intercept!r}")
     if intercept:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
+        feature_names = (*feature_names, "intercept")
     if row_norm == "normalize":
-        return normalize_rows(X)
+        return normalize_rows(X), feature_names
     if row_norm == "clip":
-        return clip_rows_to_unit_norm(X)
-    return np.ascontiguousarray(X, dtype=np.float64)
+        return clip_rows_to_unit_norm(X), feature_names
+    return np.ascontiguousarray(X, dtype=np.float64), feature_names
 
 
 def _standardize(columns: np.ndarray) -> np.ndarray:
@@ -429,9 +432,7 @@ def load_kidney(*, row_norm: RowNorm = "normalize", intercept: bool = False) -> 
         raise DataIntegrityError("kidney: unexpected class values")
     y = np.where(label == "ckd", 1.0, -1.0)
     feature_names = _KIDNEY_NUMERIC + tuple(f"{nm}={pos}" for nm, pos in _KIDNEY_BINARY.items())
-    if intercept:
-        feature_names = feature_names + ("intercept",)
-    X = _finish_rows(X, row_norm, intercept)
+    X, feature_names = _finish_rows(X, feature_names, row_norm, intercept)
     desc = (
         "UCI Chronic Kidney Disease (Rubini, Soundarapandian & Eswaran 2015), 400 rows: "
         "14 numerical/ordinal attributes standardised (missing -> 0), 10 binary attributes "
@@ -497,11 +498,9 @@ def load_wine_quality(
         is_red = np.concatenate([np.ones(len(blocks[0][1])), -np.ones(len(blocks[1][1]))])
         features = np.hstack([features, is_red[:, None]])
         feature_names = feature_names + ("is_red",)
-    if intercept:
-        feature_names = feature_names + ("intercept",)
     quality = data[:, -1]
     y = (quality - 5.0) / 5.0
-    X = _finish_rows(features, row_norm, intercept)
+    X, feature_names = _finish_rows(features, feature_names, row_norm, intercept)
     counts = {"red": 1599, "white": 4898, "both": 6497}
     desc = (
         f"UCI Wine Quality (Cortez et al. 2009), {color}, {counts[color]} rows: 11 physicochemical "
@@ -565,10 +564,8 @@ def load_credit_default(*, row_norm: RowNorm = "normalize", intercept: bool = Fa
         "SEX=female", "EDUCATION=graduate", "EDUCATION=university", "EDUCATION=high_school",
         "EDUCATION=other", "MARRIAGE=married", "MARRIAGE=single", "MARRIAGE=other",
     )
-    if intercept:
-        feature_names = feature_names + ("intercept",)
     y = np.where(data[:, col["default payment next month"]] == 1, 1.0, -1.0)
-    X = _finish_rows(X, row_norm, intercept)
+    X, feature_names = _finish_rows(X, feature_names, row_norm, intercept)
     desc = (
         "UCI default of credit card clients (Yeh & Lien 2009), 30000 rows: 20 numerical columns "
         "standardised, SEX +1/-1, EDUCATION and MARRIAGE one-hot; " + _row_norm_text(row_norm, intercept)
@@ -659,15 +656,13 @@ def load_adult(
     y = np.where(table[:, col["income"]] == ">50K", 1.0, -1.0)
     keep = {"all": np.ones(len(y), bool), "train": ~is_test, "test": is_test}[split]
     X, y = X[keep], y[keep]
-    if intercept:
-        feature_names.append("intercept")
-    X = _finish_rows(X, row_norm, intercept)
+    X, feature_names = _finish_rows(X, feature_names, row_norm, intercept)
     desc = (
         f"UCI Adult ({split}), {len(y)} complete rows (Iyengar et al. 2019 recipe): 6 continuous "
         "columns divided by their maximum, 8 categorical columns one-hot; "
         + _row_norm_text(row_norm, intercept) + "; y = +1 for income >50K, -1 otherwise."
     )
-    return Dataset(X, y, tuple(feature_names), desc, name=f"adult-{split}", task="classification")
+    return Dataset(X, y, feature_names, desc, name=f"adult-{split}", task="classification")
 
 
 # --------------------------------------------------------------------- synthetic

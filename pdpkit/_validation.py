@@ -72,13 +72,19 @@ def check_int_at_least(value: Any, name: str, minimum: int) -> int:
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
-    """The generator to sample from: ``rng`` itself, or a fresh one from OS entropy for ``None``.
+    """The generator to sample from, from an ``int`` seed, a ``Generator`` or ``None``.
 
-    Anything else (a seed, a legacy ``RandomState``) is a ``TypeError``: pdpkit's sampling
-    functions take ``numpy.random.Generator | None`` so that a seed is always explicit.
+    ``None`` draws a fresh generator from OS entropy; an integer seeds
+    ``numpy.random.default_rng`` (so the same seed reproduces a run exactly); a
+    ``numpy.random.Generator`` is used as it is. Anything else (a float, a legacy
+    ``RandomState``) is a ``TypeError`` naming the parameter.
     """
     if rng is None:
         return np.random.default_rng()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{name} must be a numpy.random.Generator or None; got {type(rng).__name__}")
-    return rng
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed; got {rng}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"{name} must be an int seed, a numpy.random.Generator or None; got {type(rng).__name__}")

@@ -44,7 +44,7 @@ from typing import Literal
 
 import numpy as np
 
-from ._validation import as_finite_array, check_int_at_least, check_nonnegative
+from ._validation import as_finite_array, as_generator, check_int_at_least, check_nonnegative
 
 __all__ = [
     "Dataset",
@@ -711,7 +711,7 @@ def make_synthetic_logistic(
     n = check_int_at_least(n, "n", 1)
     d = check_int_at_least(d, "d", 1)
     s = float(check_nonnegative(theta_scale, "theta_scale"))
-    rng = np.random.default_rng() if rng is None else rng
+    rng = as_generator(rng)
     X = _unit_rows(n, d, rng)
     theta = s * rng.standard_normal(d)
     t = X @ theta
@@ -763,7 +763,7 @@ def make_synthetic_regression(
     d = check_int_at_least(d, "d", 1)
     noise_f = float(check_nonnegative(noise, "noise"))
     s = float(check_nonnegative(theta_scale, "theta_scale"))
-    rng = np.random.default_rng() if rng is None else rng
+    rng = as_generator(rng)
     X = _unit_rows(n, d, rng)
     theta = s * rng.standard_normal(d)
     y = np.clip(X @ theta + noise_f * rng.standard_normal(n), -1.0, 1.0)

@@ -110,7 +110,7 @@ def test_worst_case_validation():
     with pytest.raises(ValueError, match="sigma"):
         ex.worst_case_pdp_vs_d([2], 10, lam=1.0, sigma=0.0)
     with pytest.raises(TypeError, match="rng"):
-        ex.worst_case_pdp_vs_d([2], 10, lam=1.0, sigma=1.0, rng=3)
+        ex.worst_case_pdp_vs_d([2], 10, lam=1.0, sigma=1.0, rng="3")
 
 
 # ---------------------------------------------------------------- Figs 7 and 8

@@ -451,7 +451,7 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="variant"):
         goe.analyze_gauss(np.eye(2), 1.0, variant="lower")
     with pytest.raises(TypeError, match="rng"):
-        goe.goe_matrix(2, rng=1)
+        goe.goe_matrix(2, rng=1.0)
     with pytest.raises(ValueError, match="normalization"):
         goe.goe_normalization_factor("wigner", 3)
 

@@ -549,7 +549,7 @@ def test_invalid_inputs_name_the_parameter():
         (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, tol=0.5), ValueError, r"\btol\b"),
         (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, max_iter=0), ValueError, r"\bmax_iter\b"),
         (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, max_iter=2.5), TypeError, r"\bmax_iter\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, rng=1), TypeError, r"\brng\b"),
+        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, rng=1.5), TypeError, r"\brng\b"),
         (lambda: objpert_fit(X, y, "hinge", 1.0, 1.0), ValueError, r"\bloss\b"),
         (lambda: objpert_fit(3 * X, y, logistic, 1.0, 1.0, norm_bound=1.0), ValueError, r"\bnorm_bound\b"),
         (lambda: ex_post_pdp(res, X, y, X[:, :2], y, member=True), ValueError, r"\btarget_x\b.*shape"),

@@ -31,10 +31,10 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import special
 
-from ._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
-from .datasets import Dataset, make_synthetic_logistic, make_synthetic_regression
-from .losses import GLMLoss, get_loss
-from .objpert import (
+from .._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
+from ..datasets import Dataset, make_synthetic_logistic, make_synthetic_regression
+from ..losses import GLMLoss, get_loss
+from ..objpert import (
     ExPostTerms,
     ObjPertResult,
     erm_fit_nonprivate,

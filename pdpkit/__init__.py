@@ -1,18 +1,44 @@
 """pdpkit — per-instance differential privacy for objective perturbation.
 
-The package behind the pdpkit book. One module per chapter:
+The package behind the pdpkit book, one module per chapter (layers in ``ARCHITECTURE.md``):
 
 * :mod:`pdpkit.gaussian` — DP, pDP and ex-post pDP; the Gaussian mechanism.
 * :mod:`pdpkit.audit` — statistical audits of claimed privacy profiles.
 * :mod:`pdpkit.losses` — GLM losses with exact derivatives and constants.
+* :mod:`pdpkit.output_perturbation` — a regularized minimizer plus Gaussian noise.
 * :mod:`pdpkit.objpert` — exact objective perturbation and its ex-post pDP.
-* :mod:`pdpkit.goe` — GOE noise, Analyze-Gauss, exact largest-eigenvalue law.
+* :mod:`pdpkit.goe` — the law of the GOE's extreme eigenvalues and norm.
+* :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
-* :mod:`pdpkit.experiments` — the computations behind the chapters' figures.
+* :mod:`pdpkit.plotting` — the book's figure style.
+* :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
 """
 
-from . import audit, datasets, experiments, gaussian, goe, losses, objpert
+from . import (
+    analyze_gauss,
+    audit,
+    datasets,
+    experiments,
+    gaussian,
+    goe,
+    losses,
+    objpert,
+    output_perturbation,
+    plotting,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["audit", "datasets", "experiments", "gaussian", "goe", "losses", "objpert", "__version__"]
+__all__ = [
+    "analyze_gauss",
+    "audit",
+    "datasets",
+    "experiments",
+    "gaussian",
+    "goe",
+    "losses",
+    "objpert",
+    "output_perturbation",
+    "plotting",
+    "__version__",
+]

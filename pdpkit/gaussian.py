@@ -16,8 +16,10 @@ This module implements, vectorized with numpy broadcasting:
   :math:`(\varepsilon, \delta)`;
 * Rényi DP (Mironov 2017; Redberg, Koskela & Wang 2023, Thm B.1);
 * pDP with a non-isotropic covariance (Wang 2019, Lemma 2.4, corrected);
-* moments of pDP over a data set (Wang 2019, Def 2.7), and the per-instance
-  sensitivity of ridge regression used by Wang 2019, Figure 1.
+* moments of pDP over a data set (Wang 2019, Def 2.7).
+
+Output perturbation of a regularized minimizer (its sensitivities, ridge regression's
+per-instance sensitivities) is :mod:`pdpkit.output_perturbation`.
 
 Notation: :math:`\Phi` is the standard normal CDF, and the privacy loss random
 variable is :math:`L(o) = \log p_D(o) - \log p_{D'}(o)`, which is
@@ -29,12 +31,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import linalg as sla
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ._validation import (
     as_finite_array,
-    as_generator,
     check_int_at_least,
     check_nonnegative,
     check_positive,
@@ -54,11 +55,6 @@ __all__ = [
     "mahalanobis_sensitivity",
     "gaussian_pdp_epsilon_covariance",
     "pdp_moments",
-    "ridge_fit_nonprivate",
-    "ridge_removal_sensitivity_nonprivate",
-    "ridge_addition_sensitivity_nonprivate",
-    "ridge_pdp_for_all_nonprivate",
-    "ridge_global_sensitivity_bound",
 ]
 
 _SQRT2 = np.sqrt(2.0)
@@ -116,23 +112,34 @@ def _upper_normal_quantile(p: np.ndarray) -> np.ndarray:
     return -special.ndtri(p)
 
 
-def gaussian_pdp_epsilon(sensitivity, sigma, delta) -> np.ndarray:
-    r"""Dataset-independent (ε, δ)-pDP bound of the Gaussian mechanism.
+def gaussian_pdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike, *,
+                         form: str = "phi") -> np.ndarray:
+    r"""Dataset-independent (ε, δ)-pDP bound of the Gaussian mechanism (the tail bound of its privacy loss).
 
     Redberg & Wang 2021, Cor 23 (via the tail bound of the privacy loss and their
-    Lemma 27):
+    Lemma 27), with ``form="phi"``:
 
     .. math:: \varepsilon(D, D_{\pm z}) = \frac{\Delta_z^2}{2\sigma^2}
               + \frac{\Delta_z\,\Phi^{-1}(1-\delta)}{\sigma},
 
-    where ``sensitivity`` is :math:`\lVert\Delta_z\rVert`. This is valid but not tight:
+    where ``sensitivity`` is :math:`\lVert\Delta_z\rVert`; with ``form="sqrt_log"`` the
+    Gaussian tail :math:`\Phi^{-1}(1-\delta) \le \sqrt{2\log(1/\delta)}` is bounded once more,
+    which is the form of Thms 11, 14 and 17 (the Hessian, gradient and
+    :math:`\lambda_{\min}` releases). Both are valid but not tight:
     :func:`gaussian_epsilon` gives the smallest ε with :math:`\delta(\varepsilon) \le \delta`.
+    The one place in pdpkit where this bound is computed.
     """
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
     delta = check_probability(delta, "delta")
     mu = sensitivity / sigma
-    return mu**2 / 2.0 + mu * _upper_normal_quantile(delta)
+    if form == "phi":
+        tail = _upper_normal_quantile(delta)
+    elif form == "sqrt_log":
+        tail = np.sqrt(2.0 * np.log(1.0 / delta))
+    else:
+        raise ValueError(f"form must be 'phi' or 'sqrt_log'; got {form!r}")
+    return mu**2 / 2.0 + mu * tail
 
 
 def gaussian_ex_post_bound(sensitivity, sigma, rho, *, form: str = "phi") -> np.ndarray:
@@ -438,135 +445,14 @@ def pdp_moments(epsilons, k: int = 2, *, weights=None) -> np.ndarray:
     return powers @ w
 
 
-# ----------------------------------------------------------------------------- ridge
-def _ridge_parts(X, y, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    X = as_finite_array(X, "X", ndim=2)
-    y = as_finite_array(y, "y", ndim=1)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X and y must have the same number of rows; got {X.shape[0]} and {y.shape[0]}")
-    lam = float(check_positive(lam, "lam"))
-    H = X.T @ X + lam * np.eye(X.shape[1])
-    chol = sla.cho_factor(H, lower=True, check_finite=False)
-    theta = sla.cho_solve(chol, X.T @ y, check_finite=False)
-    return X, y, np.asarray(chol[0]), theta
+# Names that moved to :mod:`pdpkit.output_perturbation`; still importable from here.
+_MOVED = ("ridge_fit_nonprivate", "ridge_removal_sensitivity_nonprivate", "ridge_addition_sensitivity_nonprivate",
+          "ridge_pdp_for_all_nonprivate", "ridge_global_sensitivity_bound")
 
 
-def ridge_fit_nonprivate(X, y, lam: float = 1.0) -> np.ndarray:
-    r"""Ridge regression :math:`\hat\theta = (X^\top X + \lambda I)^{-1}X^\top y` (not private)."""
-    return _ridge_parts(X, y, lam)[3]
+def __getattr__(name: str):
+    if name in _MOVED:
+        from . import output_perturbation as _m
 
-
-def ridge_removal_sensitivity_nonprivate(X, y, lam: float = 1.0) -> np.ndarray:
-    r"""Per-instance sensitivity :math:`\lVert\hat\theta(D) - \hat\theta(D_{-i})\rVert` of every member.
-
-    Exact leave-one-out identity for ridge regression (Sherman–Morrison; Wang 2019,
-    Lemma 3.1 specialised to squared loss): with :math:`H = X^\top X + \lambda I`,
-    residual :math:`r_i = y_i - x_i^\top\hat\theta` and leverage
-    :math:`h_i = x_i^\top H^{-1}x_i`,
-
-    .. math:: \hat\theta(D) - \hat\theta(D_{-i}) = \frac{r_i}{1 - h_i} H^{-1}x_i .
-
-    One Cholesky of H and one triangular solve for all n members. Data-dependent,
-    **not private**.
-    """
-    X, y, L, theta = _ridge_parts(X, y, lam)
-    r = y - X @ theta
-    W = sla.solve_triangular(L, X.T, lower=True, check_finite=False)  # L^{-1} x_i
-    h = np.einsum("ij,ij->j", W, W)
-    V = sla.solve_triangular(L.T, W, lower=False, check_finite=False)  # H^{-1} x_i
-    return np.abs(r) * np.sqrt(np.einsum("ij,ij->j", V, V)) / (1.0 - h)
-
-
-def ridge_addition_sensitivity_nonprivate(X, y, target_x, target_y, lam: float = 1.0) -> np.ndarray:
-    r"""Per-instance sensitivity :math:`\lVert\hat\theta(D \cup \{z\}) - \hat\theta(D)\rVert` of targets z ∉ D.
-
-    :math:`\hat\theta(D\cup\{z\}) - \hat\theta(D) = \frac{y - x^\top\hat\theta}{1 + x^\top H^{-1}x}H^{-1}x`.
-    Vectorized over targets (``target_x`` shape (m, d)). **Not private.**
-    """
-    X, y, L, theta = _ridge_parts(X, y, lam)
-    tx = np.atleast_2d(as_finite_array(target_x, "target_x"))
-    ty = np.atleast_1d(as_finite_array(target_y, "target_y"))
-    if tx.shape[1] != X.shape[1] or tx.shape[0] != ty.shape[0]:
-        raise ValueError(f"target_x must be (m, {X.shape[1]}) and target_y (m,); got {tx.shape} and {ty.shape}")
-    r = ty - tx @ theta
-    W = sla.solve_triangular(L, tx.T, lower=True, check_finite=False)
-    h = np.einsum("ij,ij->j", W, W)
-    V = sla.solve_triangular(L.T, W, lower=False, check_finite=False)
-    return np.abs(r) * np.sqrt(np.einsum("ij,ij->j", V, V)) / (1.0 + h)
-
-
-def ridge_pdp_for_all_nonprivate(X, y, lam: float = 1.0, *, y_bound: float = 1.0, n_starts: int = 64,
-                                 rng: np.random.Generator | None = None) -> float:
-    r"""Largest per-instance sensitivity over the whole domain ("pDP for all", Wang 2019 §2.2).
-
-    :math:`\sup_{\lVert x\rVert \le 1, |y| \le B} \lVert\hat\theta(D\cup\{z\}) - \hat\theta(D)\rVert`
-    together with the members' removal sensitivities. For fixed x the supremum over y
-    is at :math:`y = -B\,\mathrm{sign}(x^\top\hat\theta)`, giving
-    :math:`(B + |x^\top\hat\theta|)\lVert H^{-1}x\rVert / (1 + x^\top H^{-1}x)`,
-    which grows along rays, so the sup is on the unit sphere; it is maximized by
-    projected gradient ascent from ``n_starts`` starts (the eigenvectors of H and
-    random directions). Returns a value within the optimizer's tolerance of the
-    true supremum (a lower bound on it that is tight in our tests). **Not private.**
-    """
-    X, y, L, theta = _ridge_parts(X, y, lam)
-    d = X.shape[1]
-    rng = as_generator(rng)
-    H = L @ L.T
-    Hinv = sla.cho_solve((L, True), np.eye(d), check_finite=False)
-    starts = np.concatenate([np.linalg.eigh(H)[1].T, -np.linalg.eigh(H)[1].T,
-                             rng.standard_normal((n_starts, d))])
-    U = starts / np.linalg.norm(starts, axis=1, keepdims=True)
-
-    def value_and_grad(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        a = U @ theta
-        s = np.sign(a)
-        V = U @ Hinv
-        q = np.einsum("ij,ij->i", U, V)
-        V2 = V @ Hinv
-        nrm = np.sqrt(np.einsum("ij,ij->i", V, V))
-        num = (y_bound + np.abs(a)) * nrm
-        val = num / (1.0 + q)
-        g_num = s[:, None] * theta[None, :] * nrm[:, None] + (y_bound + np.abs(a))[:, None] * V2 / nrm[:, None]
-        grad = g_num / (1.0 + q)[:, None] - (val / (1.0 + q))[:, None] * 2.0 * V
-        return val, grad
-
-    step = 0.5
-    val, grad = value_and_grad(U)
-    for _ in range(500):
-        G = grad - np.einsum("ij,ij->i", grad, U)[:, None] * U
-        cand = U + step * G
-        cand /= np.linalg.norm(cand, axis=1, keepdims=True)
-        new_val, new_grad = value_and_grad(cand)
-        better = new_val >= val
-        U = np.where(better[:, None], cand, U)
-        val = np.where(better, new_val, val)
-        grad = np.where(better[:, None], new_grad, grad)
-        if not np.any(better):
-            step *= 0.5
-            if step < 1e-10:
-                break
-    members = ridge_removal_sensitivity_nonprivate(X, y, lam)
-    return float(max(val.max(), members.max()))
-
-
-def ridge_global_sensitivity_bound(n: int, lam: float = 1.0, *, y_bound: float = 1.0) -> float:
-    r"""Upper bound on the global L2 sensitivity of ridge regression on bounded data.
-
-    Data sets of at most n records with :math:`\lVert x_i\rVert \le 1`, :math:`|y_i| \le B`,
-    ridge parameter λ. Adding z = (x, y) to D (removal is the same statement for
-    :math:`D_{-z}`) moves the estimate by (Sherman–Morrison)
-    :math:`\frac{|y - a|}{1 + q}\lVert H^{-1}x\rVert` with :math:`H = X^\top X + \lambda I`,
-    :math:`q = x^\top H^{-1}x \le 1/\lambda` and :math:`a = x^\top\hat\theta`. Two
-    Cauchy–Schwarz steps give :math:`\lVert H^{-1}x\rVert \le \sqrt{q/\lambda}` and
-    :math:`|a| = |x^\top H^{-1}X^\top y| \le \sqrt{q}\,\lVert y\rVert \le B\sqrt{qn}` (as
-    :math:`XH^{-1}X^\top \preceq I`). So the sensitivity is at most
-    :math:`g(s) = B\,(s + \sqrt n\,s^2)/(\sqrt\lambda\,(1 + s^2))` with :math:`s = \sqrt q`,
-    which increases up to :math:`s^* = \sqrt n + \sqrt{n+1}`; we return
-    :math:`g(\min(s^*, \lambda^{-1/2}))`. This drives the worst-case DP ε of output
-    perturbation in Wang 2019, Figure 1; it is an upper bound on the true worst case.
-    """
-    n = check_int_at_least(n, "n", 1)
-    lam = float(check_positive(lam, "lam"))
-    y_bound = float(check_positive(y_bound, "y_bound"))
-    s = min(np.sqrt(n) + np.sqrt(n + 1.0), 1.0 / np.sqrt(lam))
-    return float(y_bound * (s + np.sqrt(n) * s * s) / (np.sqrt(lam) * (1.0 + s * s)))
+        return getattr(_m, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

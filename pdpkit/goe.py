@@ -1,12 +1,12 @@
-r"""GOE noise, Analyze-Gauss, and the exact law of the largest GOE eigenvalue.
+r"""The law of the GOE's extreme eigenvalues and spectral norm: exact CDF, quantiles, bounds.
 
-This module implements Appendix D of Redberg & Wang (2021) — Algorithm 6
-("Analyze-Gauss" with Gaussian Orthogonal Ensemble noise), Theorem 17 (its pDP
-and DP), Lemmas 19–20 (bounds on the spectral norm of the noise) — the
-release of :math:`\lambda_{\min}(H)` of their Appendix C.1 (Algorithm 3,
-Theorem 11), and the exact distribution of the largest eigenvalue of a
-finite GOE matrix (Chiani 2014, Theorem 2), which no other Python library
-provides.
+The Gaussian Orthogonal Ensemble is the noise of Redberg & Wang (2021), Alg 6
+(the mechanisms that add it — Analyze-Gauss, its sensitivity and pDP, the private
+:math:`\lambda_{\min}` — are :mod:`pdpkit.analyze_gauss`). This module gives the exact
+distribution of the largest eigenvalue of a finite GOE matrix (Chiani 2014, Theorem 2),
+which no other Python library provides, the law of the spectral norm, their quantiles,
+the high-probability norm bound :math:`\tau` of Lemmas 19–20, the concentration bound
+and the Tracy–Widom limit; and :func:`goe_matrix`, the sampler.
 
 Normalization
 -------------
@@ -45,8 +45,8 @@ this is Chiani's Theorem 2. In the monomial basis the Pfaffian is a small
 difference of huge terms: at the median of :math:`\lambda_{\max}` about
 :math:`0.45d` digits cancel, and an unscaled LU needs roughly :math:`d^2/40+10`
 digits of working precision for 10 correct ones (so double precision fails from
-:math:`d\approx20`). :func:`goe_lambda1_cdf_mpmath` evaluates it that way, in
-multiprecision, as the independent reference.
+:math:`d\approx20`). :func:`pdpkit._goe_mpmath.goe_lambda1_cdf_mpmath` evaluates it that way, in
+multiprecision, as the independent reference of the tests.
 The float64 implementation changes basis, which changes the Pfaffian by a
 known factor only:
 
@@ -78,22 +78,14 @@ import numpy as np
 from scipy import special
 
 from ._validation import (
-    as_finite_array,
     as_generator,
     check_int_at_least,
-    check_nonnegative,
     check_positive,
     check_probability,
 )
 
 __all__ = [
     "goe_matrix",
-    "analyze_gauss",
-    "analyze_gauss_sensitivity",
-    "analyze_gauss_pdp_epsilon",
-    "analyze_gauss_dp_epsilon",
-    "analyze_gauss_sigma",
-    "analyze_gauss_privacy_loss",
     "goe_lambda1_cdf",
     "goe_lambda1_sf",
     "goe_lambda1_logcdf",
@@ -102,7 +94,6 @@ __all__ = [
     "goe_lambda1_quantile",
     "goe_lambda1_isf",
     "goe_lambda1_mean_std",
-    "goe_lambda1_cdf_mpmath",
     "goe_norm_cdf",
     "goe_norm_sf",
     "goe_norm_isf",
@@ -114,28 +105,17 @@ __all__ = [
     "tracy_widom1_quantile",
     "tracy_widom_approx_quantile",
     "tracy_widom_approx_cdf",
-    "private_lambda_min",
-    "lambda_min_pdp_epsilon",
-    "lambda_min_lower_bound",
-    "weyl_bound",
 ]
 
 #: Largest matrix size the exact-distribution functions accept.
 D_MAX = 256
 
-_Variant = Literal["goe", "upper"]
 
 
 # ---------------------------------------------------------------------------
-# Sampling: GOE noise and the two Analyze-Gauss mechanisms (Alg 6)
+# Sampling
 # ---------------------------------------------------------------------------
 
-
-
-def _check_variant(variant: str) -> str:
-    if variant not in ("goe", "upper"):
-        raise ValueError(f"variant must be 'goe' or 'upper'; got {variant!r}")
-    return variant
 
 
 def goe_matrix(d: int, *, sigma: float = 1.0, size: int | tuple[int, ...] | None = None,
@@ -173,299 +153,6 @@ def goe_matrix(d: int, *, sigma: float = 1.0, size: int | tuple[int, ...] | None
     z = gen.standard_normal(shape + (d, d))
     return (sigma / math.sqrt(2.0)) * (z + np.swapaxes(z, -1, -2))
 
-
-def _upper_noise(d: int, sigma: float, shape: tuple[int, ...], gen: np.random.Generator) -> np.ndarray:
-    """Classic Analyze-Gauss noise: iid N(0, sigma^2) on and above the diagonal, mirrored."""
-    e = sigma * gen.standard_normal(shape + (d, d))
-    upper = np.triu(e)
-    return upper + np.swapaxes(np.triu(e, 1), -1, -2)
-
-
-def _check_symmetric(H, name: str) -> np.ndarray:
-    H = as_finite_array(H, name)
-    if H.ndim < 2 or H.shape[-1] != H.shape[-2]:
-        raise ValueError(f"{name} must be a square matrix (or a stack of them); got shape {H.shape}")
-    scale = max(1.0, float(np.max(np.abs(H)))) if H.size else 1.0
-    if H.size and np.max(np.abs(H - np.swapaxes(H, -1, -2))) > 1e-10 * scale:
-        raise ValueError(f"{name} must be symmetric")
-    return H
-
-
-def analyze_gauss(H, sigma: float, *, variant: _Variant = "goe",
-                  rng: np.random.Generator | None = None) -> np.ndarray:
-    r"""Release a symmetric matrix with Gaussian noise (Redberg & Wang 2021, Alg 6).
-
-    ``variant="goe"`` is Algorithm 6: :math:`\hat H = H + \sigma(Z+Z^\top)/\sqrt2`
-    (off-diagonal noise variance :math:`\sigma^2`, diagonal :math:`2\sigma^2`).
-    ``variant="upper"`` is the classic Analyze-Gauss of Dwork et al. (2014): iid
-    :math:`\mathcal N(0,\sigma^2)` noise on the upper triangle including the
-    diagonal, mirrored to keep the output symmetric. At equal privacy the GOE
-    variant may use :math:`\sigma/\sqrt 2` of the classic noise scale (see
-    :func:`analyze_gauss_sigma`): the same diagonal variance and half the
-    off-diagonal variance.
-
-    Parameters
-    ----------
-    H : array_like, shape (d, d)
-        Symmetric matrix (e.g. a Hessian :math:`\sum_i \nabla^2\ell(z_i) + \lambda I`).
-    sigma : float
-        Noise scale :math:`\sigma > 0`.
-    variant : {"goe", "upper"}
-        Which mechanism.
-    rng : numpy.random.Generator, optional
-        Source of randomness.
-
-    Returns
-    -------
-    numpy.ndarray, shape (d, d)
-        The private symmetric release :math:`\hat H^P`.
-    """
-    H = _check_symmetric(H, "H")
-    if H.ndim != 2:
-        raise ValueError(f"H must be a single (d, d) matrix; got shape {H.shape}")
-    sigma = float(check_positive(sigma, "sigma"))
-    _check_variant(variant)
-    gen = as_generator(rng)
-    d = H.shape[0]
-    if variant == "goe":
-        noise = goe_matrix(d, sigma=sigma, rng=gen)
-    else:
-        noise = _upper_noise(d, sigma, (), gen)
-    return H + noise
-
-
-def analyze_gauss_sensitivity(H_x, *, variant: _Variant = "goe") -> np.ndarray:
-    r"""Exact per-instance :math:`\ell_2`-sensitivity of Analyze-Gauss for a contribution :math:`H_x`.
-
-    Both mechanisms are Gaussian mechanisms with iid :math:`\mathcal N(0,\sigma^2)`
-    noise in suitable coordinates (Redberg & Wang 2021, proof of Thm 17). Adding
-    or removing one person changes those coordinates by
-
-    * ``"goe"``: :math:`\|[\operatorname{diag}(H_x)/\sqrt2, \operatorname{triu}_{>0}(H_x)]\|_2 = \|H_x\|_F/\sqrt2`
-      (exactly, for every symmetric :math:`H_x`);
-    * ``"upper"``: :math:`\|\operatorname{triu}_{\ge 0}(H_x)\|_2
-      = \sqrt{(\|H_x\|_F^2 + \sum_k H_{x,kk}^2)/2} \le \|H_x\|_F`,
-      with equality iff :math:`H_x` is diagonal (the source uses the bound).
-
-    Parameters
-    ----------
-    H_x : array_like, shape (..., d, d)
-        Symmetric per-person contribution(s).
-    variant : {"goe", "upper"}
-
-    Returns
-    -------
-    numpy.ndarray
-        Sensitivities, shape ``H_x.shape[:-2]``.
-    """
-    H_x = _check_symmetric(H_x, "H_x")
-    _check_variant(variant)
-    fro2 = np.sum(H_x * H_x, axis=(-1, -2))
-    if variant == "goe":
-        return np.sqrt(fro2 / 2.0)
-    diag2 = np.sum(np.diagonal(H_x, axis1=-2, axis2=-1) ** 2, axis=-1)
-    return np.sqrt((fro2 + diag2) / 2.0)
-
-
-def _classic_gaussian_epsilon(sens: np.ndarray, sigma: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """Delta^2/(2 sigma^2) + Delta sqrt(2 log(1/delta)) / sigma (tail bound of the privacy loss)."""
-    r = sens / sigma
-    return r * r / 2.0 + r * np.sqrt(2.0 * np.log(1.0 / delta))
-
-
-def analyze_gauss_pdp_epsilon(frobenius_norm, sigma, delta, *, variant: _Variant = "goe") -> np.ndarray:
-    r"""pDP of Analyze-Gauss for a person with :math:`\|H_x\|_F` given (Redberg & Wang 2021, Thm 17).
-
-    For Algorithm 6 (``variant="goe"``), Theorem 17:
-
-    .. math::
-
-       \epsilon(\cdot) = \frac{\|H_x\|_F^2}{4\sigma^2} + \frac{\|H_x\|_F\sqrt{2\log(1/\delta)}}{\sqrt2\,\sigma},
-
-    i.e. the Gaussian-mechanism tail bound
-    :math:`\Delta^2/(2\sigma^2) + \Delta\sqrt{2\log(1/\delta)}/\sigma` with
-    :math:`\Delta = \|H_x\|_F/\sqrt2`. For the classic upper-triangle mechanism
-    (``variant="upper"``) the source's sensitivity bound :math:`\Delta = \|H_x\|_F`
-    is used. Passing a bound :math:`\beta \ge \sup_x\|H_x\|_F` gives the
-    :math:`(\epsilon,\delta)`-DP of the mechanism (same theorem). Vectorized
-    (broadcasting) over all arguments.
-
-    Parameters
-    ----------
-    frobenius_norm : array_like
-        :math:`\|H_x\|_F \ge 0`.
-    sigma : array_like
-        Noise scale :math:`\sigma > 0` of the chosen variant.
-    delta : array_like
-        :math:`\delta \in (0, 1)`.
-    variant : {"goe", "upper"}
-
-    Returns
-    -------
-    numpy.ndarray
-        :math:`\epsilon`.
-    """
-    f = check_nonnegative(frobenius_norm, "frobenius_norm")
-    s = check_positive(sigma, "sigma")
-    dl = check_probability(delta, "delta")
-    _check_variant(variant)
-    sens = f / math.sqrt(2.0) if variant == "goe" else f
-    return _classic_gaussian_epsilon(sens, s, dl)
-
-
-def analyze_gauss_dp_epsilon(beta, sigma, delta, *, variant: _Variant = "goe") -> np.ndarray:
-    r"""(ε, δ)-DP of Analyze-Gauss when every :math:`\|H_x\|_F \le \beta` (Redberg & Wang 2021, Thm 17).
-
-    The same expression as :func:`analyze_gauss_pdp_epsilon` with
-    :math:`\beta` in place of :math:`\|H_x\|_F`.
-    """
-    return analyze_gauss_pdp_epsilon(beta, sigma, delta, variant=variant)
-
-
-def analyze_gauss_sigma(eps, delta, beta, *, variant: _Variant = "goe") -> np.ndarray:
-    r"""Noise scale :math:`\sigma` giving :math:`(\epsilon,\delta)`-DP by Thm 17's bound.
-
-    Solves :math:`\Delta^2/(2\sigma^2) + \Delta\sqrt{2\log(1/\delta)}/\sigma = \epsilon`
-    for :math:`\sigma`, with :math:`\Delta = \beta/\sqrt2` (``"goe"``) or
-    :math:`\Delta=\beta` (``"upper"``):
-    :math:`\sigma = \Delta/(\sqrt{c^2+2\epsilon}-c)`, :math:`c=\sqrt{2\log(1/\delta)}`.
-    Consequently :math:`\sigma_{\rm goe} = \sigma_{\rm upper}/\sqrt2` at equal privacy
-    (Redberg & Wang 2021, App. D, "Improvements over Analyze Gauss").
-    """
-    e = check_positive(eps, "eps")
-    dl = check_probability(delta, "delta")
-    b = check_positive(beta, "beta")
-    _check_variant(variant)
-    sens = b / math.sqrt(2.0) if variant == "goe" else b
-    c = np.sqrt(2.0 * np.log(1.0 / dl))
-    # sqrt(c^2 + 2e) - c written without cancellation
-    ratio = 2.0 * e / (np.sqrt(c * c + 2.0 * e) + c)
-    return sens / ratio
-
-
-def _coords(M: np.ndarray, variant: str) -> np.ndarray:
-    """Coordinates in which the noise is iid N(0, sigma^2): diag/sqrt2 + strict upper (goe), or upper."""
-    d = M.shape[-1]
-    iu = np.triu_indices(d, 1)
-    diag = np.diagonal(M, axis1=-2, axis2=-1)
-    if variant == "goe":
-        diag = diag / math.sqrt(2.0)
-    return np.concatenate([diag, M[..., iu[0], iu[1]]], axis=-1)
-
-
-def analyze_gauss_privacy_loss(outputs, H, H_prime, sigma: float, *, variant: _Variant = "goe") -> np.ndarray:
-    r"""Exact privacy loss :math:`\log p_D(o)/p_{D'}(o)` of Analyze-Gauss at outputs :math:`o`.
-
-    In the coordinates of the proof of Thm 17 (Redberg & Wang 2021) the noise is
-    iid :math:`\mathcal N(0,\sigma^2)`, so with :math:`f` those coordinates the loss
-    is :math:`(\|f(o)-f(H')\|^2 - \|f(o)-f(H)\|^2)/(2\sigma^2)`. Under
-    :math:`o\sim M(D)` it is :math:`\mathcal N(\mu, 2\mu)` with
-    :math:`\mu=\Delta^2/(2\sigma^2)`, :math:`\Delta` = :func:`analyze_gauss_sensitivity`
-    of :math:`H'-H`.
-
-    Parameters
-    ----------
-    outputs : array_like, shape (m, d, d) or (d, d)
-        Released matrices (symmetric).
-    H, H_prime : array_like, shape (d, d)
-        The matrices of the neighbouring data sets :math:`D` and :math:`D'` (non-private).
-    sigma : float
-        Noise scale of the mechanism.
-    variant : {"goe", "upper"}
-
-    Returns
-    -------
-    numpy.ndarray, shape (m,) or ()
-    """
-    H = _check_symmetric(H, "H")
-    Hp = _check_symmetric(H_prime, "H_prime")
-    o = as_finite_array(outputs, "outputs")
-    if H.ndim != 2 or Hp.shape != H.shape or o.shape[-2:] != H.shape:
-        raise ValueError("outputs, H and H_prime must share the matrix shape (d, d)")
-    s = float(check_positive(sigma, "sigma"))
-    _check_variant(variant)
-    fo = _coords(o, variant)
-    a = fo - _coords(H, variant)
-    b = fo - _coords(Hp, variant)
-    return (np.sum(b * b, axis=-1) - np.sum(a * a, axis=-1)) / (2.0 * s * s)
-
-
-# ---------------------------------------------------------------------------
-# Releasing lambda_min (App. C.1: Alg 3, Thm 11) and Weyl's inequality
-# ---------------------------------------------------------------------------
-
-def private_lambda_min(H, sigma: float, *, rng: np.random.Generator | None = None) -> float:
-    r"""Release :math:`\lambda_{\min}(H) + \mathcal N(0, \sigma^2)` (Redberg & Wang 2021, Alg 3).
-
-    Its privacy is that of a Gaussian mechanism with per-instance sensitivity
-    :math:`\|H_x\|_2` (:func:`weyl_bound`; :math:`f''\|x\|^2` for a GLM), see
-    :func:`lambda_min_pdp_epsilon` (Thm 11).
-
-    Parameters
-    ----------
-    H : array_like, shape (d, d)
-        Symmetric matrix (non-private input).
-    sigma : float
-        Noise scale :math:`\sigma_4 > 0`.
-    rng : numpy.random.Generator, optional
-
-    Returns
-    -------
-    float
-        :math:`\hat\lambda^P_{\min}`.
-    """
-    H = _check_symmetric(H, "H")
-    if H.ndim != 2:
-        raise ValueError(f"H must be a single (d, d) matrix; got shape {H.shape}")
-    sigma = float(check_positive(sigma, "sigma"))
-    gen = as_generator(rng)
-    lam = float(np.linalg.eigvalsh(H)[0])
-    return lam + sigma * float(gen.standard_normal())
-
-
-def lambda_min_pdp_epsilon(sensitivity, sigma, delta) -> np.ndarray:
-    r"""pDP of Alg 3 (Redberg & Wang 2021, Thm 11).
-
-    .. math::
-
-       \epsilon_4(\cdot) = \frac{s^2}{2\sigma_4^2} + \frac{s\sqrt{2\log(1/\delta)}}{\sigma_4},
-
-    with :math:`s = f''(\cdot)\|x\|^2` for a GLM (or :math:`\|\nabla^2\ell\|_F`, or
-    any bound on :math:`\|H_x\|_2`); with :math:`s\le\beta` for all :math:`x`, the
-    DP :math:`\epsilon`. Vectorized.
-    """
-    s = check_nonnegative(sensitivity, "sensitivity")
-    sg = check_positive(sigma, "sigma")
-    dl = check_probability(delta, "delta")
-    return _classic_gaussian_epsilon(s, sg, dl)
-
-
-def lambda_min_lower_bound(lambda_hat, sigma, rho, *, floor: float = 0.0) -> np.ndarray:
-    r"""Lower confidence bound :math:`\max\{\text{floor}, \hat\lambda - \sigma\,\Phi^{-1}(1-\rho/2)\}`.
-
-    Redberg & Wang (2021), Alg 4 (with ``floor`` = the regularization
-    :math:`\lambda`): with probability :math:`\ge 1-\rho/2` over the noise of
-    Alg 3 it is :math:`\le \lambda_{\min}(H)` (the source spends :math:`\rho/2` per
-    side, Prop 12). A post-processing of the private release.
-    """
-    lh = as_finite_array(lambda_hat, "lambda_hat")
-    sg = check_positive(sigma, "sigma")
-    r = check_probability(rho, "rho")
-    fl = float(as_finite_array(floor, "floor"))
-    return np.maximum(fl, lh - sg * special.ndtri(1.0 - r / 2.0))
-
-
-def weyl_bound(H_x) -> np.ndarray:
-    r"""Weyl's bound :math:`\max_k|\lambda_k(H + H_x) - \lambda_k(H)| \le \|H_x\|_2`.
-
-    Returns the spectral norm :math:`\|H_x\|_2` (vectorized over a stack) — the
-    per-instance sensitivity of every eigenvalue, in particular of
-    :math:`\lambda_{\min}` (Redberg & Wang 2021, proof of Thm 11). For a rank-one
-    GLM term :math:`H_x = f''\,xx^\top` it equals :math:`f''\|x\|^2`.
-    """
-    H_x = _check_symmetric(H_x, "H_x")
-    ev = np.linalg.eigvalsh(H_x)
-    return np.max(np.abs(ev), axis=-1)
 
 
 # ---------------------------------------------------------------------------
@@ -1055,127 +742,6 @@ def _norm_dlog(A: np.ndarray, Delta: np.ndarray, psi_b: np.ndarray, psi_a: np.nd
 
 
 # ---------------------------------------------------------------------------
-# Multiprecision reference: Chiani's Pfaffian in the monomial basis
-# ---------------------------------------------------------------------------
-
-def _mp_monomial_matrix(x, d: int, mp):
-    r"""Skew matrix of de Bruijn's formula in the monomial basis :math:`t^i e^{-t^2/4}` on :math:`(-\infty, x]`.
-
-    Exact recursions (integration by parts), with
-    :math:`\Phi_i(z)=\int_{-\infty}^z t^ie^{-t^2/4}dt`, :math:`I_m(x)=\int_{-\infty}^x t^me^{-t^2/2}dt`
-    and :math:`G_{ij}=\int_{-\infty}^x\Phi_i(z)z^je^{-z^2/4}dz`:
-    :math:`\Phi_i=-2z^{i-1}e^{-z^2/4}+2(i-1)\Phi_{i-2}`,
-    :math:`I_m=-x^{m-1}e^{-x^2/2}+(m-1)I_{m-2}`,
-    :math:`G_{ij}=-2x^{j-1}e^{-x^2/4}\Phi_i(x)+2I_{i+j-1}+2(j-1)G_{i,j-2}`,
-    :math:`G_{00}=\Phi_0^2/2`, :math:`G_{i0}=-2I_{i-1}+2(i-1)G_{i-2,0}`;
-    :math:`A_{ij}=G_{ij}-G_{ji}` (the form of Chiani 2014, Thm 2, in this normalization).
-    """
-    n = d + (d % 2)
-    if x == mp.inf:
-        e4 = e2 = mp.mpf(0)
-        phi0, i0 = 2 * mp.sqrt(mp.pi), mp.sqrt(2 * mp.pi)
-
-        def xp(k):
-            return mp.mpf(0)
-    else:
-        x = mp.mpf(x)
-        e4, e2 = mp.exp(-x * x / 4), mp.exp(-x * x / 2)
-        phi0 = mp.sqrt(mp.pi) * mp.erfc(-x / 2)
-        i0 = mp.sqrt(mp.pi / 2) * mp.erfc(-x / mp.sqrt(2))
-
-        def xp(k):
-            return x ** k
-    phi = [phi0, -2 * e4]
-    for i in range(2, d):
-        phi.append(-2 * xp(i - 1) * e4 + 2 * (i - 1) * phi[i - 2])
-    integ = [i0, -e2]
-    for k in range(2, 2 * d):
-        integ.append(-xp(k - 1) * e2 + (k - 1) * integ[k - 2])
-    G = [[mp.mpf(0)] * d for _ in range(d)]
-    for i in range(d):
-        if i == 0:
-            G[0][0] = phi[0] ** 2 / 2
-        elif i == 1:
-            G[1][0] = -2 * integ[0]
-        else:
-            G[i][0] = -2 * integ[i - 1] + 2 * (i - 1) * G[i - 2][0]
-        for j in range(1, d):
-            val = -2 * xp(j - 1) * e4 * phi[i] + 2 * integ[i + j - 1]
-            if j >= 2:
-                val += 2 * (j - 1) * G[i][j - 2]
-            G[i][j] = val
-    A = mp.matrix(n, n)
-    for i in range(d):
-        for j in range(d):
-            A[i, j] = G[i][j] - G[j][i]
-    if d % 2:
-        for i in range(d):
-            A[i, d] = phi[i]
-            A[d, i] = -phi[i]
-    return A
-
-
-def goe_lambda1_cdf_mpmath(x: float, d: int, *, dps: int | None = None, validate: bool = True):
-    r"""Reference :math:`P(\lambda_{\max}\le x)` by Chiani's Pfaffian in the monomial basis, in mpmath.
-
-    :math:`F(x)=\frac{d!}{Z_d}\sqrt{\det A(x)}` with :math:`A` from the exact
-    recursions of the monomial basis and Mehta's normalization :math:`Z_d`
-    (Chiani 2014, Thm 2, restated for this module's normalization). Slow
-    (:math:`O(d^3)` multiprecision operations) and independent of the float64
-    implementation: it is the reference of the tests and the baseline of the
-    benchmarks. The monomial basis loses about :math:`d^2/80` digits (more in the
-    lower tail), so the default precision is :math:`60 + d^2/80` digits and, with
-    ``validate=True``, the computation is repeated at twice the precision until two
-    successive values agree to :math:`10^{-30}` relative.
-
-    Returns
-    -------
-    mpmath.mpf
-    """
-    import mpmath as mp
-
-    d = check_int_at_least(d, "d", 1)
-    if isinstance(x, (bool, np.bool_)):
-        raise TypeError("x must be a real number")
-    try:
-        xf = float(x)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"x must be a real number; got {type(x).__name__}") from exc
-    if math.isnan(xf):
-        raise ValueError("x must not be NaN")
-    if xf == -math.inf:
-        return mp.mpf(0)
-    prec = int(dps) if dps is not None else 60 + (d * d) // 80
-
-    def once(p: int):
-        with mp.workdps(p):
-            A = _mp_monomial_matrix(mp.inf if xf == math.inf else x, d, mp)
-            det = mp.det(A)
-            if det <= 0:
-                return mp.mpf(0)
-            logz = mp.mpf(_mp_log_mehta(d, mp))
-            return +mp.exp(mp.log(mp.factorial(d)) + mp.log(det) / 2 - logz)
-
-    val = once(prec)
-    if not validate:
-        return val
-    for _ in range(6):
-        prec *= 2
-        new = once(prec)
-        if new != 0 and abs(new - val) <= mp.mpf(10) ** -30 * abs(new):
-            return new
-        val = new
-    raise ArithmeticError(f"goe_lambda1_cdf_mpmath did not converge at d={d}, x={x}")
-
-
-def _mp_log_mehta(d: int, mp):
-    s = (mp.mpf(d) / 2 + mp.mpf(d * (d - 1)) / 4) * mp.log(2) + mp.mpf(d) / 2 * mp.log(2 * mp.pi)
-    for j in range(1, d + 1):
-        s += mp.loggamma(1 + mp.mpf(j) / 2) - mp.loggamma(mp.mpf(3) / 2)
-    return s
-
-
-# ---------------------------------------------------------------------------
 # Public: the law of the largest eigenvalue and of the spectral norm
 # ---------------------------------------------------------------------------
 
@@ -1605,3 +1171,19 @@ def tracy_widom_approx_cdf(x, d: int) -> np.ndarray | float:
     d = _check_d(d)
     xa = _check_x(x)
     return tracy_widom1_cdf(d ** (1.0 / 6.0) * (xa - 2.0 * math.sqrt(d)))
+
+
+# Names that moved to :mod:`pdpkit.analyze_gauss` and :mod:`pdpkit._goe_mpmath`; still importable from here.
+_MOVED = {name: "analyze_gauss" for name in (
+    "analyze_gauss", "analyze_gauss_sensitivity", "analyze_gauss_pdp_epsilon", "analyze_gauss_dp_epsilon",
+    "analyze_gauss_sigma", "analyze_gauss_privacy_loss", "private_lambda_min", "lambda_min_pdp_epsilon",
+    "lambda_min_lower_bound", "weyl_bound")}
+_MOVED["goe_lambda1_cdf_mpmath"] = "_goe_mpmath"
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(f"pdpkit.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

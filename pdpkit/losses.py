@@ -91,12 +91,13 @@ class GLMLoss:
     self_concordance: float = math.inf
 
     # ----------------------------------------------------------------- public API
-    def check_labels(self, y: Any) -> np.ndarray:
+    def check_labels(self, y: Any, name: str = "y") -> np.ndarray:
         """Return ``y`` as a float array after checking it lies in the loss's label domain.
 
-        Raises ``ValueError`` naming ``y`` for NaN/inf or labels outside the domain.
+        Raises ``ValueError`` naming the parameter (``name``, default ``"y"``) for NaN/inf
+        or labels outside the domain.
         """
-        return as_finite_array(y, "y")
+        return as_finite_array(y, name)
 
     def value(self, t: Any, y: Any) -> np.ndarray:
         """The loss :math:`f(t; y)` (elementwise, broadcasting ``t`` against ``y``)."""
@@ -187,10 +188,10 @@ class Logistic(GLMLoss):
     d3_bound = 1.0 / (6.0 * math.sqrt(3.0))
     self_concordance = 1.0
 
-    def check_labels(self, y: Any) -> np.ndarray:
-        y_arr = as_finite_array(y, "y")
+    def check_labels(self, y: Any, name: str = "y") -> np.ndarray:
+        y_arr = as_finite_array(y, name)
         if not np.all((y_arr == 1.0) | (y_arr == -1.0)):
-            raise ValueError("y must contain only the labels -1 and +1 for the logistic loss")
+            raise ValueError(f"{name} must contain only the labels -1 and +1 for the logistic loss")
         return y_arr
 
     def symbolic(self, t: Any, y: Any) -> Any:

@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
 
 from ._validation import (
     as_finite_array,
@@ -54,11 +53,11 @@ from ._validation import (
     check_positive,
     check_probability,
 )
-from .losses import GLMLoss, Squared, get_loss
+from ._solver import _check_data, _check_loss, _check_norm_bound, _chol_lower, _freeze, _grad_scale, _hessian, _solve
+from .losses import GLMLoss
 
 __all__ = [
     "ObjPertResult",
-    "OutputPerturbationResult",
     "ExPostTerms",
     "objpert_fit",
     "erm_fit_nonprivate",
@@ -69,12 +68,9 @@ __all__ = [
     "pdp_bound_data_independent",
     "objpert_epsilon_classic",
     "objpert_sigma_classic",
-    "output_perturbation_fit",
-    "output_perturbation_sensitivity",
+    "objpert_calibrate_classic",
 ]
 
-_EPS = np.finfo(np.float64).eps
-_NEWTON_MAX_D = 1500  # above this dimension, method="auto" uses truncated Newton-CG
 _CHUNK = 8192  # rows per block in the vectorized target computations
 
 
@@ -105,8 +101,12 @@ class ObjPertResult:
     n : int
         Number of records fitted.
 
-    The property :attr:`hessian_cholesky` gives the Cholesky factor of the Hessian at
-    ``theta`` once it has been computed.
+    hessian_cholesky : numpy.ndarray or None
+        Lower-triangular Cholesky factor of :math:`H = \nabla^2 J(\hat\theta^P; D)` at
+        ``theta`` (read-only), kept when :func:`objpert_fit` is called with
+        ``keep_hessian=True`` so that :func:`ex_post_pdp` and the privacy report reuse it;
+        ``None`` otherwise (they then factor :math:`H` themselves). The result is immutable:
+        nothing is cached on it after construction.
     """
 
     theta: np.ndarray
@@ -119,53 +119,12 @@ class ObjPertResult:
     loss: GLMLoss
     method: str
     n: int
-    _cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def hessian_cholesky(self) -> np.ndarray | None:
-        r"""Lower-triangular Cholesky factor of :math:`H = \nabla^2 J(\hat\theta^P; D)` at ``theta`` (read-only).
-
-        Computed by :func:`objpert_fit` with ``keep_hessian=True``, or by the first
-        :func:`ex_post_pdp` call on the (validated) data, and reused after that; ``None`` before.
-        """
-        return self._cache.get("chol")
+    hessian_cholesky: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def d(self) -> int:
         """Dimension of :math:`\\theta`."""
         return int(self.theta.shape[0])
-
-
-@dataclass(frozen=True, eq=False)
-class OutputPerturbationResult:
-    r"""Output of :func:`output_perturbation_fit`.
-
-    Attributes
-    ----------
-    theta : numpy.ndarray
-        The released :math:`\hat\theta + \mathcal N(0, \sigma^2 I_d)`.
-    sigma : float
-        Gaussian noise scale (tight analytic Gaussian calibration).
-    sensitivity : float
-        The :math:`\ell_2` sensitivity used (see :func:`output_perturbation_sensitivity`).
-    eps, delta : float
-        The :math:`(\epsilon, \delta)`-DP guarantee (add/remove neighbours).
-    lam : float
-        Regularization.
-    loss : GLMLoss
-        The loss.
-    norm_bound : float
-        The bound :math:`R` on :math:`\|x_i\|_2` that was checked and used.
-    """
-
-    theta: np.ndarray
-    sigma: float
-    sensitivity: float
-    eps: float
-    delta: float
-    lam: float
-    loss: GLMLoss
-    norm_bound: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,275 +157,6 @@ class ExPostTerms:
 
 
 # ======================================================================= validation
-def _freeze(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=np.float64, copy=True)
-    a.flags.writeable = False
-    return a
-
-
-def _check_data(X: Any, y: Any, loss: GLMLoss, *, xname: str = "X", yname: str = "y") -> tuple[np.ndarray, np.ndarray]:
-    X = as_finite_array(X, xname, ndim=2)
-    y_arr = np.asarray(y)
-    if y_arr.ndim != 1:
-        raise ValueError(f"{yname} must be one-dimensional; got shape {y_arr.shape}")
-    if y_arr.shape[0] != X.shape[0]:
-        raise ValueError(f"{yname} must have one label per row of {xname}: {xname} has {X.shape[0]} rows, {yname} has {y_arr.shape[0]}")
-    try:
-        y_arr = loss.check_labels(y_arr)
-    except ValueError as exc:
-        raise ValueError(str(exc).replace("y ", f"{yname} ", 1) if yname != "y" else str(exc)) from None
-    if X.shape[1] == 0:
-        raise ValueError(f"{xname} must have at least one column")
-    return X, y_arr
-
-
-def _check_norm_bound(X: np.ndarray, norm_bound: Any, xname: str = "X") -> float:
-    R = float(check_positive(norm_bound, "norm_bound"))
-    if X.shape[0]:
-        worst = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
-        if worst > R * (1.0 + 1e-12):
-            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; the largest has norm {worst:.6g}")
-    return R
-
-
-
-
-def _check_loss(loss: Any) -> GLMLoss:
-    try:
-        return get_loss(loss)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(str(exc)) from None
-
-
-# =========================================================================== solver
-_HESS_BLOCK = 2048  # rows per SYRK block: the scaled block stays in cache
-
-
-def _hessian(X: np.ndarray, w: np.ndarray, lam: float, scale: float = 1.0) -> np.ndarray:
-    """Upper triangle of scale * X^T diag(w) X + lam I (w >= 0): blocked SYRK, no n-by-d temporary."""
-    n, d = X.shape
-    H = np.zeros((d, d), order="F")
-    if n:
-        sw = np.sqrt(w * scale)
-        buf = np.empty((min(_HESS_BLOCK, n), d))
-        for s in range(0, n, _HESS_BLOCK):
-            Xc = X[s:s + _HESS_BLOCK]
-            Bc = buf[:Xc.shape[0]]
-            np.multiply(Xc, sw[s:s + _HESS_BLOCK, None], out=Bc)
-            # Bc.T is F-contiguous (d, k): SYRK accumulates Bc.T @ Bc without a transposed copy.
-            H = dsyrk(1.0, Bc.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-    H[np.diag_indices(d)] += lam
-    return H
-
-
-def _objective(loss: GLMLoss, z: np.ndarray, y: np.ndarray, theta: np.ndarray, lam: float, b: np.ndarray,
-               weight: float = 1.0) -> tuple[float, float]:
-    """Objective value and the sum of the magnitudes of its terms (its rounding scale)."""
-    vals = weight * float(np.sum(loss._value(z, y)))
-    reg = 0.5 * lam * float(theta @ theta)
-    lin = float(b @ theta)
-    F = vals + reg + lin
-    scale = abs(vals) + abs(reg) + abs(lin) + 1.0  # the losses are >= 0
-    return F, scale
-
-
-def _chol_lower(H_upper: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factor from an (upper-triangle-valid) SPD matrix."""
-    U = sla.cholesky(H_upper, lower=False, check_finite=False)
-    return np.ascontiguousarray(U.T)
-
-
-# Large-n shortcuts (see _newton): a random 1/_SUB_FRACTION of the rows is used for a warm
-# start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
-_SUB_FRACTION = 16
-_SUB_MIN_ROWS_PER_DIM = 20
-_SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
-_CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
-
-
-class _NoConvergence(RuntimeError):
-    pass
-
-
-def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
-    r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
-
-    ``method="newton"``: each step solves the Newton system with a Cholesky factorization.
-    Three cost-saving rules leave the fixed point and the stopping test (the float64 gradient
-    on all the data) untouched:
-
-    * for large :math:`n` the iteration is warm-started at the minimizer of the same objective
-      on a fixed random sixteenth of the rows (loss weighted by 16), itself computed this way;
-    * far from the minimizer (while a step moves some margin :math:`x_i^\top\theta` by more
-      than :math:`0.5/c`, :math:`c` the loss's self-concordance constant) the Hessian is
-      estimated on that sixteenth: there the step is limited by the nonlinearity, not by the
-      Hessian's accuracy. A damped step or a poor gradient reduction switches to the exact
-      Hessian for good;
-    * near the minimizer a factorization is reused while the margins have moved by less than
-      :math:`0.05/c` since it was computed (the Hessian has then changed by less than about 5%,
-      by quasi-self-concordance, Asi, Duchi & Talwar, Lemma 2.1 (i)).
-
-    ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products.
-    With ``warm_move`` set (warm-start use), the iteration stops as soon as a full step moves
-    no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
-    """
-    n, d = X.shape
-    c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
-    m_sub = n // _SUB_FRACTION
-    use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
-    if use_sub:
-        idx = np.sort(np.random.default_rng(0x5EED).choice(n, m_sub, replace=False))
-        X_sub = X[idx]
-    if theta0 is None and use_sub:
-        try:
-            theta0 = _newton(X_sub, y[idx], loss, lam, b, 0.0, 50, method, weight=weight * n / m_sub,
-                             warm_move=_CHORD_DRIFT)[0]
-        except _NoConvergence:  # pragma: no cover - a warm start is optional
-            theta0 = None
-    theta = np.zeros(d) if theta0 is None else theta0
-    z = X @ theta
-    d1, d2 = loss._d1_d2(z, y)
-    g = weight * (X.T @ d1) + lam * theta + b
-    gnorm = float(np.linalg.norm(g))
-    F, Fscale = _objective(loss, z, y, theta, lam, b, weight)
-    n_iter = 0
-    sub = use_sub
-    factor = None
-    drift = math.inf
-    while gnorm > grad_tol:
-        if n_iter >= max_iter:
-            raise _NoConvergence(
-                f"objpert_fit did not converge: perturbed-gradient norm {gnorm:.3e} > tolerance {grad_tol:.3e} "
-                f"after max_iter={max_iter} Newton iterations; increase max_iter or tol")
-        n_iter += 1
-        if method == "newton":
-            if sub:
-                factor = sla.cho_factor(_hessian(X_sub, d2[idx], lam, weight * n / m_sub), lower=False,
-                                        check_finite=False)
-                drift = math.inf  # a sub-sampled Hessian: refactor next time
-            elif factor is None or drift > _CHORD_DRIFT:
-                try:
-                    factor = sla.cho_factor(_hessian(X, d2, lam, weight), lower=False, check_finite=False)
-                except np.linalg.LinAlgError:  # pragma: no cover - H >= lam I in exact arithmetic
-                    raise _NoConvergence("the Hessian lost positive definiteness in floating point; increase lam") from None
-                drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
-            p = -sla.cho_solve(factor, g, check_finite=False)
-        else:
-            p = _cg_direction(X, weight * d2, lam, g)
-        Xp = X @ p
-        gtp = float(g @ p)
-        if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
-            p, Xp, gtp = -g, X @ -g, -gnorm * gnorm
-            factor, drift = None, math.inf
-        step = 1.0
-        while True:
-            th_new = theta + step * p
-            z_new = z + step * Xp
-            F_new, Fscale_new = _objective(loss, z_new, y, th_new, lam, b, weight)
-            # Armijo; when the predicted decrease is below the objective's rounding error the
-            # comparison is meaningless and the full Newton step is taken.
-            if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
-                break
-            step *= 0.5
-            if step < 1e-12:
-                raise _NoConvergence(
-                    f"objpert_fit: line search failed at perturbed-gradient norm {gnorm:.3e} (tolerance "
-                    f"{grad_tol:.3e}); the tolerance is probably below the gradient's rounding floor: increase tol")
-        theta, z, F, Fscale = th_new, z_new, F_new, Fscale_new
-        d1, d2 = loss._d1_d2(z, y)
-        g = weight * (X.T @ d1) + lam * theta + b
-        gnorm_new = float(np.linalg.norm(g))
-        move = c * step * float(np.max(np.abs(Xp))) if n else 0.0
-        ratio = gnorm_new / gnorm if gnorm > 0 else 0.0
-        gnorm = gnorm_new
-        if warm_move is not None and step == 1.0 and move < warm_move:
-            break
-        if sub and (step < 1.0 or ratio > 0.5 or move < _SUB_SWITCH):
-            sub = False
-        if not sub:
-            drift += move
-            if step < 1.0 or ratio > 0.25:
-                drift = math.inf  # refresh the factorization at the next step
-    return theta, z, d2, gnorm, n_iter
-
-
-def _cg_direction(X, w, lam, g, max_cg=None):
-    """Truncated conjugate gradients on H p = -g with H v = X^T (w * (X v)) + lam v."""
-    d = g.shape[0]
-    gnorm = float(np.linalg.norm(g))
-    forcing = min(0.5, math.sqrt(gnorm)) * gnorm
-    max_cg = max_cg or min(d, 500)
-    p = np.zeros(d)
-    r = -g.copy()
-    s = r.copy()
-    rr = float(r @ r)
-    for _ in range(max_cg):
-        Hs = X.T @ (w * (X @ s)) + lam * s
-        alpha = rr / float(s @ Hs)
-        p += alpha * s
-        r -= alpha * Hs
-        rr_new = float(r @ r)
-        if math.sqrt(rr_new) <= forcing:
-            break
-        s = r + (rr_new / rr) * s
-        rr = rr_new
-    return p
-
-
-def _closed_form_squared(X, y, lam, b, grad_tol):
-    n, _d = X.shape
-    H = _hessian(X, np.ones(n), lam)
-    cf = sla.cho_factor(H, lower=False, check_finite=False)
-    rhs = X.T @ y - b
-    theta = sla.cho_solve(cf, rhs, check_finite=False)
-    for _ in range(3):  # iterative refinement in float64
-        z = X @ theta
-        g = X.T @ (z - y) + lam * theta + b
-        gnorm = float(np.linalg.norm(g))
-        if gnorm <= grad_tol:
-            break
-        theta = theta - sla.cho_solve(cf, g, check_finite=False)
-    z = X @ theta
-    g = X.T @ (z - y) + lam * theta + b
-    gnorm = float(np.linalg.norm(g))
-    if gnorm > grad_tol:
-        raise RuntimeError(
-            f"objpert_fit (squared loss, closed form): perturbed-gradient norm {gnorm:.3e} > tolerance {grad_tol:.3e} "
-            "after iterative refinement; the residuals are too large for this tolerance: increase tol")
-    return theta, z, gnorm
-
-
-def _grad_scale(X: np.ndarray, y: np.ndarray, loss: GLMLoss) -> float:
-    """max(1, n * max_i ||x_i|| * L~): L~ = the loss's Lipschitz constant, or max(1, max|y_i|) if unbounded."""
-    if X.shape[0] == 0:
-        return 1.0
-    lip = loss.lipschitz if math.isfinite(loss.lipschitz) else max(1.0, float(np.max(np.abs(y))))
-    return max(1.0, X.shape[0] * float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X)))) * lip)
-
-
-def _solve(X, y, loss, lam, b, tol, max_iter, method, want_hessian=True):
-    """Minimize J(theta; D) + b^T theta to ||grad|| <= tol * scale; return the pieces."""
-    n, d = X.shape
-    grad_tol = tol * _grad_scale(X, y, loss)
-    if method == "auto":
-        method = "closed-form" if isinstance(loss, Squared) else ("newton" if d <= _NEWTON_MAX_D else "newton-cg")
-    if method == "closed-form":
-        if not isinstance(loss, Squared):
-            raise ValueError(f"method='closed-form' is only available for the squared loss, not {loss.name!r}")
-        theta, _z, gnorm = _closed_form_squared(X, y, lam, b, grad_tol)
-        n_iter = 0
-        w = np.ones(n)
-    elif method in ("newton", "newton-cg"):
-        try:
-            theta, _z, w, gnorm, n_iter = _newton(X, y, loss, lam, b, grad_tol, max_iter, method)
-        except _NoConvergence as exc:
-            raise RuntimeError(str(exc)) from None
-    else:
-        raise ValueError(f"method must be 'auto', 'newton', 'newton-cg' or 'closed-form'; got {method!r}")
-    chol = _chol_lower(_hessian(X, w, lam)) if want_hessian else None
-    return theta, gnorm, grad_tol, n_iter, method, chol
-
-
 def objpert_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *,
                 rng: np.random.Generator | None = None, b: Any = None, tol: float = 1e-10,
                 max_iter: int = 200, method: str = "auto", norm_bound: float | None = None,
@@ -556,12 +246,10 @@ def objpert_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *
                                                           want_hessian=bool(keep_hessian))
     if not gnorm <= grad_tol:  # pragma: no cover - _solve raises first
         raise RuntimeError(f"perturbed-gradient norm {gnorm:.3e} above tolerance {grad_tol:.3e}")
-    cache = {}
     if chol is not None:
         chol.flags.writeable = False
-        cache["chol"] = chol
     return ObjPertResult(theta=_freeze(theta), b=_freeze(b), grad_norm=gnorm, grad_tol=grad_tol, n_iter=n_iter,
-                         lam=lam, sigma=sigma, loss=loss, method=method, n=n, _cache=cache)
+                         lam=lam, sigma=sigma, loss=loss, method=method, n=n, hessian_cholesky=chol)
 
 
 def erm_fit_nonprivate(X: Any, y: Any, loss: str | GLMLoss, lam: float, *, tol: float = 1e-10,
@@ -658,8 +346,6 @@ def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarra
     L = result.hessian_cholesky
     if L is None or L.shape != (d, d):
         L = _chol_lower(_hessian(X, d2, result.lam))
-        L.flags.writeable = False
-        result._cache["chol"] = L
     return X, y, -gradJ, L
 
 
@@ -678,10 +364,7 @@ def _targets(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[np.nd
         raise ValueError(f"target_x must have shape (m, {d}) or ({d},); got {np.shape(target_x)}")
     if ty.ndim != 1 or ty.shape[0] != tx.shape[0]:
         raise ValueError(f"target_y must have one label per target ({tx.shape[0]}); got shape {np.shape(target_y)}")
-    try:
-        ty = loss.check_labels(ty)
-    except ValueError as exc:
-        raise ValueError(str(exc).replace("y ", "target_y ", 1)) from None
+    ty = loss.check_labels(ty, "target_y")
     return tx, ty, scalar
 
 
@@ -937,10 +620,7 @@ def pdp_bound_data_independent(loss: str | GLMLoss, target_x: Any, lam: float, s
         ty = np.atleast_1d(np.asarray(target_y, dtype=np.float64))
         if ty.shape != (m,):
             raise ValueError(f"target_y must have shape ({m},); got {np.shape(target_y)}")
-        try:
-            ty = loss.check_labels(ty)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("y ", "target_y ", 1)) from None
+        ty = loss.check_labels(ty, "target_y")
         c1, c2 = loss._d1_d2(tx @ th, ty)
         c1 = np.abs(c1)
     else:
@@ -1064,74 +744,46 @@ def objpert_sigma_classic(eps: float, delta: float, L: float, beta: float, lam: 
     raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
 
 
-# ============================================================== output perturbation
-def output_perturbation_sensitivity(loss: str | GLMLoss, lam: float, norm_bound: float = 1.0, *,
-                                    tol: float = 0.0) -> float:
-    r""":math:`\ell_2` sensitivity of the regularized ERM minimizer under add/remove neighbours.
+def objpert_calibrate_classic(eps: float, delta: float, loss: str | GLMLoss = "logistic", *,
+                              lam: float | None = None, form: str = "kifer") -> tuple[float, float]:
+    r"""Regularization and noise scale of an :math:`(\epsilon, \delta)`-DP ObjPert run.
 
-    For :math:`J(\theta; D) = \sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2` with
-    :math:`|f'| \le L` and :math:`\|x\| \le R`, :math:`J` is :math:`\lambda`-strongly convex and the
-    added loss :math:`\ell` is :math:`LR`-Lipschitz; adding the two strong-convexity
-    inequalities at the minimizers :math:`\theta^*, \tilde\theta^*` of neighbouring data sets gives
+    For rows with :math:`\|x_i\|_2 \le 1` and a loss with constants
+    :math:`L` (``loss.lipschitz``) and :math:`\beta` (``loss.smoothness``). With
+    ``lam=None`` and ``form="kifer"``, :math:`\lambda = 2\beta/\epsilon`, the smallest
+    regularization Redberg, Koskela & Wang, Thm 2.8 (Kifer et al. 2012) allows; with
+    ``form="lecture"`` and ``lam=None``, :math:`\lambda = 2\beta/\epsilon` as well (so the
+    two forms are compared at the same :math:`\lambda`). :math:`\sigma` is then the
+    smallest noise scale of :func:`objpert_sigma_classic`.
 
-    .. math::
+    Returns
+    -------
+    (lam, sigma) : tuple of float
 
-       \lambda\|\theta^* - \tilde\theta^*\|^2 \le \ell(\theta^*) - \ell(\tilde\theta^*)
-       \le LR\,\|\theta^* - \tilde\theta^*\|
-       \quad\Longrightarrow\quad \|\theta^* - \tilde\theta^*\| \le \frac{LR}{\lambda}.
-
-    (The lecture notes write :math:`L\|\theta^* - \tilde\theta^*\|^2` on the right and conclude
-    :math:`\|\theta^* - \tilde\theta^*\|^2 \le L/\lambda`: the Lipschitz bound is linear in the
-    distance, and the conclusion is on the norm, not its square.) A solver that stops at
-    gradient norm :math:`\tau = \text{tol}\cdot LR` is within :math:`\tau/\lambda` of the exact
-    minimizer on each data set, so the returned sensitivity is :math:`LR(1 + 2\,\text{tol})/\lambda`.
+    Raises
+    ------
+    ValueError
+        If the loss has an unbounded gradient (no DP guarantee), or no :math:`\sigma`
+        reaches :math:`\epsilon` at the given ``lam``.
     """
     loss = _check_loss(loss)
-    lam = float(check_positive(lam, "lam"))
-    R = float(check_positive(norm_bound, "norm_bound"))
-    tol = float(as_finite_array(tol, "tol"))
-    if tol < 0:
-        raise ValueError(f"tol must be >= 0; got {tol!r}")
-    if not math.isfinite(loss.lipschitz):
-        raise ValueError(f"loss {loss.name!r} has an unbounded gradient (lipschitz = inf): output perturbation has no "
-                         "finite sensitivity; use a loss with bounded f'")
-    return loss.lipschitz * R * (1.0 + 2.0 * tol) / lam
-
-
-def output_perturbation_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, eps: float, delta: float, *,
-                            rng: np.random.Generator | None = None, norm_bound: float = 1.0,
-                            tol: float = 1e-10) -> OutputPerturbationResult:
-    r"""Gaussian output perturbation of the regularized ERM minimizer, :math:`(\epsilon, \delta)`-DP.
-
-    Releases :math:`\hat\theta + \mathcal N(0, \sigma^2 I_d)` where :math:`\hat\theta` minimizes
-    :math:`J(\theta; D)` to absolute gradient norm :math:`\text{tol}\cdot LR` (data-independent)
-    and :math:`\sigma` = ``pdpkit.gaussian.gaussian_sigma(eps, delta, sensitivity)`` (tight
-    analytic Gaussian mechanism, Balle & Wang 2018) with the sensitivity of
-    :func:`output_perturbation_sensitivity` (lecture notes on objective perturbation, output
-    perturbation, with the :math:`\|\cdot\|^2` slip corrected). Add/remove neighbours.
-
-    Raises ``ValueError`` if a row of ``X`` has norm above ``norm_bound`` (the sensitivity
-    would not hold), if the loss has an unbounded gradient, or for invalid parameters;
-    ``RuntimeError`` if the solver cannot reach the tolerance.
-    """
-    loss = _check_loss(loss)
-    X, y = _check_data(X, y, loss)
-    lam = float(check_positive(lam, "lam"))
     eps = float(check_positive(eps, "eps"))
-    delta = float(check_probability(delta, "delta"))
-    tol = float(check_positive(tol, "tol"))
-    R = _check_norm_bound(X, norm_bound)
-    sens = output_perturbation_sensitivity(loss, lam, R, tol=tol)
-    from .gaussian import gaussian_sigma
+    if not math.isfinite(loss.lipschitz):
+        raise ValueError(f"loss {loss.name!r} has an unbounded gradient: ObjPert with it is not DP for any finite eps")
+    if lam is None:
+        lam = 2.0 * loss.smoothness / eps if loss.smoothness > 0 else 1.0
+    lam = float(check_positive(lam, "lam"))
+    sigma = objpert_sigma_classic(eps, delta, loss.lipschitz, loss.smoothness, lam, form=form)
+    return lam, sigma
 
-    sigma = float(gaussian_sigma(eps, delta, sens))
-    rng = as_generator(rng)
-    abs_tol = tol * loss.lipschitz * R
-    # _solve's tolerance is relative to max(1, n max||x||); convert the absolute target.
-    rel = abs_tol / _grad_scale(X, y, loss)
-    theta_hat, gnorm, *_ = _solve(X, y, loss, lam, np.zeros(X.shape[1]), rel, 200, "auto", want_hessian=False)
-    if gnorm > abs_tol:  # pragma: no cover - _solve raises first
-        raise RuntimeError("output_perturbation_fit: solver tolerance not reached")
-    theta = theta_hat + rng.normal(0.0, sigma, size=X.shape[1])
-    return OutputPerturbationResult(theta=_freeze(theta), sigma=sigma, sensitivity=sens, eps=eps, delta=delta,
-                                    lam=lam, loss=loss, norm_bound=R)
+
+# Names that moved to :mod:`pdpkit.output_perturbation`; still importable from here.
+_MOVED = ("OutputPerturbationResult", "output_perturbation_fit", "output_perturbation_sensitivity")
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        from . import output_perturbation as _m
+
+        return getattr(_m, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

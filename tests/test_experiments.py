@@ -9,16 +9,18 @@ import pytest
 from scipy import stats
 
 from pdpkit import datasets as ds
-from pdpkit import experiments as ex
+from pdpkit.experiments import objpert_ex_post as ex
+from pdpkit.experiments import output_vs_objective as ov
 from pdpkit.gaussian import gaussian_sigma
 from pdpkit.losses import huber, logistic, squared
 from pdpkit.objpert import (
     erm_fit_nonprivate,
     objpert_epsilon_classic,
     objpert_fit,
+    objpert_calibrate_classic,
     objpert_log_density,
-    output_perturbation_sensitivity,
 )
+from pdpkit.output_perturbation import output_perturbation_sensitivity
 
 DELTA = 1e-5
 
@@ -37,25 +39,25 @@ def _exact_removal_pdp(X, y, loss, lam, sigma, theta):
 
 
 def test_objpert_dp_setup_matches_thm_2_8():
-    lam, sigma = ex.objpert_dp_setup(1.0, DELTA, "logistic")
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
     assert lam == pytest.approx(2 * 0.25 / 1.0)
     # Thm 2.8: sigma = L sqrt(8 log(2/delta) + 4 eps)/eps
     assert sigma == pytest.approx(math.sqrt(8 * math.log(2 / DELTA) + 4.0))
     assert objpert_epsilon_classic(1.0, 0.25, lam, sigma, DELTA) == pytest.approx(1.0)
-    lam2, sigma2 = ex.objpert_dp_setup(0.5, DELTA, huber, lam=3.0, form="lecture")
+    lam2, sigma2 = objpert_calibrate_classic(0.5, DELTA, huber, lam=3.0, form="lecture")
     assert lam2 == 3.0
     assert objpert_epsilon_classic(1.0, 1.0, 3.0, sigma2, DELTA, form="lecture") == pytest.approx(0.5)
     with pytest.raises(ValueError, match="unbounded gradient"):
-        ex.objpert_dp_setup(1.0, DELTA, squared)
+        objpert_calibrate_classic(1.0, DELTA, squared)
     with pytest.raises(ValueError, match="lam"):
-        ex.objpert_dp_setup(1.0, DELTA, "logistic", lam=0.1)  # below 2 beta / eps
+        objpert_calibrate_classic(1.0, DELTA, "logistic", lam=0.1)  # below 2 beta / eps
 
 
 # ---------------------------------------------------------------- Figs 4 and 5
 
 
 def test_worst_case_vs_n_against_exact_density_and_dp_eps():
-    lam, sigma = ex.objpert_dp_setup(1.0, DELTA, "logistic")
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
     ns = [20, 60]
     res = ex.worst_case_pdp_vs_n(ns, 3, lam=lam, sigma=sigma, rho=0.05, n_repeats=2, rng=np.random.default_rng(11))
     assert res.worst_pdp.shape == (2, 2) and res.parameter == "n"
@@ -78,7 +80,7 @@ def test_worst_case_vs_n_against_exact_density_and_dp_eps():
 
 
 def test_worst_case_vs_d_shapes_and_bound_growth():
-    lam, sigma = ex.objpert_dp_setup(1.0, DELTA, "logistic")
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
     res = ex.worst_case_pdp_vs_d([1, 4, 16], 200, lam=lam, sigma=sigma, n_repeats=2, rng=np.random.default_rng(5))
     assert res.parameter == "d" and res.worst_pdp.shape == (3, 2)
     np.testing.assert_array_equal(res.d, [1, 4, 16])
@@ -118,7 +120,7 @@ def test_worst_case_validation():
 
 def test_pdp_distribution_kidney_against_exact_density():
     K = ds.load_kidney()
-    lam, sigma = ex.objpert_dp_setup(1.0, DELTA, "logistic")
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
     res = ex.pdp_distribution(K, "logistic", lam, sigma, rng=np.random.default_rng(3))
     assert res.eps1.shape == (400,) and res.dataset == "kidney"
     np.testing.assert_allclose(np.abs(res.terms.total), res.eps1)
@@ -159,7 +161,7 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
     Xtr, ytr, Xte, yte = _separable(300, 4, rng)
     eps = [0.05, 1.0, 1e4]
     lams = [0.05, 20.0]
-    res = ex.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, eps, lams, n_seeds=6, rng=np.random.default_rng(0))
+    res = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, eps, lams, n_seeds=6, rng=np.random.default_rng(0))
     assert res.acc_output.shape == (3, 2, 6)
     # Thm 2.8 needs lam >= 2 beta / eps = 0.5 / eps: infeasible exactly there.
     infeasible = np.array([[lam < 0.5 / e for lam in lams] for e in eps])
@@ -181,7 +183,7 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
     assert abs(res.acc_output[0, 0].mean() - 0.5) < 0.15
     lam_best, mean, std = res.best("objpert")
     assert lam_best[0] == 20.0  # the only feasible lambda at eps = 0.05
-    none = ex.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, [0.05], [1.0], n_seeds=2).best("objpert")
+    none = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, [0.05], [1.0], n_seeds=2).best("objpert")
     assert all(np.isnan(v[0]) for v in none)  # no feasible lambda at all
     assert mean.shape == (3,) and np.all(std >= 0)
     lam_out, mean_out, _ = res.best("output")
@@ -194,17 +196,17 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
 def test_accuracy_vs_epsilon_common_random_numbers_and_validation():
     rng = np.random.default_rng(9)
     Xtr, ytr, _, _ = _separable(100, 3, rng)
-    a = ex.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=3, rng=np.random.default_rng(1))
-    b = ex.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=3, rng=np.random.default_rng(1))
+    a = ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=3, rng=np.random.default_rng(1))
+    b = ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=3, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(a.acc_objpert, b.acc_objpert)
     with pytest.raises(ValueError, match="norm"):
-        ex.accuracy_vs_epsilon(2 * Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(2 * Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=1)
     with pytest.raises(ValueError, match="y_test"):
-        ex.accuracy_vs_epsilon(Xtr, ytr, Xtr, 0 * ytr, [1.0], [1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, 0 * ytr, [1.0], [1.0], n_seeds=1)
     with pytest.raises(ValueError, match="epsilons"):
-        ex.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [], [1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [], [1.0], n_seeds=1)
     with pytest.raises(ValueError, match="lams"):
-        ex.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [-1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [-1.0], n_seeds=1)
 
 
 # ------------------------------------------------------------ exact-density check

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from pdpkit import gaussian as g
+from pdpkit import output_perturbation as op
 
 
 # ----------------------------------------------------------------------------- ex post
@@ -205,11 +206,11 @@ def test_ridge_sensitivities_equal_brute_force_refits():
     y = np.clip(X @ rng.normal(size=d) + 0.1 * rng.normal(size=n), -1, 1)
     theta = _ridge(X, y, lam)
     ref = [np.linalg.norm(theta - _ridge(np.delete(X, i, 0), np.delete(y, i), lam)) for i in range(n)]
-    assert g.ridge_removal_sensitivity_nonprivate(X, y, lam) == pytest.approx(ref, rel=1e-9)
+    assert op.ridge_removal_sensitivity_nonprivate(X, y, lam) == pytest.approx(ref, rel=1e-9)
     tx = rng.normal(size=(6, d))
     ty = rng.uniform(-1, 1, 6)
     ref_add = [np.linalg.norm(_ridge(np.vstack([X, tx[j]]), np.append(y, ty[j]), lam) - theta) for j in range(6)]
-    assert g.ridge_addition_sensitivity_nonprivate(X, y, tx, ty, lam) == pytest.approx(ref_add, rel=1e-9)
+    assert op.ridge_addition_sensitivity_nonprivate(X, y, tx, ty, lam) == pytest.approx(ref_add, rel=1e-9)
 
 
 def test_ridge_pdp_for_all_beats_random_search_and_respects_global_bound():
@@ -218,15 +219,15 @@ def test_ridge_pdp_for_all_beats_random_search_and_respects_global_bound():
     X = rng.normal(size=(n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = np.clip(X @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.normal(size=n), -1, 1)
-    sup = g.ridge_pdp_for_all_nonprivate(X, y, 1.0, rng=np.random.default_rng(0))
+    sup = op.ridge_pdp_for_all_nonprivate(X, y, 1.0, rng=np.random.default_rng(0))
     U = rng.normal(size=(200_000, d))
     U /= np.linalg.norm(U, axis=1, keepdims=True)
     theta = _ridge(X, y, 1.0)
     ys = -np.sign(U @ theta)
-    random_best = g.ridge_addition_sensitivity_nonprivate(X, y, U, ys, 1.0).max()
+    random_best = op.ridge_addition_sensitivity_nonprivate(X, y, U, ys, 1.0).max()
     assert sup >= random_best * (1 - 1e-9)
     assert sup <= random_best * 1.01  # random search over 2e5 directions in 3-d is close
-    assert sup <= g.ridge_global_sensitivity_bound(n + 1, 1.0)
+    assert sup <= op.ridge_global_sensitivity_bound(n + 1, 1.0)
 
 
 # ----------------------------------------------------------------------------- input checks
@@ -245,8 +246,8 @@ def test_ridge_pdp_for_all_beats_random_search_and_respects_global_bound():
         (lambda: g.gaussian_rdp(0.0, 1.0, 1.0), "alpha"),
         (lambda: g.gaussian_ex_post_pdp([1.0, 2.0], [1.0, np.inf], 1.0), "noise"),
         (lambda: g.gaussian_ex_post_pdp([1.0, 2.0], [1.0, 2.0, 3.0], 1.0), "delta_z"),
-        (lambda: g.ridge_fit_nonprivate(np.ones((3, 2)), np.ones(4), 1.0), "X and y"),
-        (lambda: g.ridge_fit_nonprivate(np.ones((3, 2)), np.ones(3), 0.0), "lam"),
+        (lambda: op.ridge_fit_nonprivate(np.ones((3, 2)), np.ones(4), 1.0), "X and y"),
+        (lambda: op.ridge_fit_nonprivate(np.ones((3, 2)), np.ones(3), 0.0), "lam"),
     ],
 )
 def test_invalid_arguments_name_the_parameter(call, name):
@@ -264,7 +265,7 @@ def test_ridge_global_bound_dominates_adversarial_search():
     rng = np.random.default_rng(6)
     for lam in [0.5, 1.0, 3.0]:
         for n in [1, 3, 10]:
-            bound = g.ridge_global_sensitivity_bound(n, lam)
+            bound = op.ridge_global_sensitivity_bound(n, lam)
             best = 0.0
             for _ in range(200):
                 d = rng.integers(1, 4)
@@ -277,6 +278,6 @@ def test_ridge_global_bound_dominates_adversarial_search():
                 U = np.vstack([U, theta[None, :] + 1e-12])
                 U /= np.linalg.norm(U, axis=1, keepdims=True)
                 ys = -np.sign(U @ theta + 1e-300)
-                best = max(best, g.ridge_addition_sensitivity_nonprivate(X, y, U, ys, lam).max())
+                best = max(best, op.ridge_addition_sensitivity_nonprivate(X, y, U, ys, lam).max())
             assert best <= bound
             assert best >= 0.2 * bound  # and the bound is not absurdly loose on small n

@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from pdpkit import analyze_gauss as ag
 from pdpkit import goe
+from pdpkit._goe_mpmath import goe_lambda1_cdf_mpmath
 from pdpkit.audit import audit_delta_curve
 from pdpkit.gaussian import gaussian_delta
 
@@ -41,7 +43,7 @@ def test_analyze_gauss_symmetric_with_stated_entry_variances(variant):
     rng = np.random.default_rng(11)
     d, sigma, n = 4, 0.7, 20000
     H = np.array([[2.0, 0.3, 0.0, 0.1], [0.3, 1.0, 0.2, 0.0], [0.0, 0.2, 3.0, 0.5], [0.1, 0.0, 0.5, 1.5]])
-    out = np.stack([goe.analyze_gauss(H, sigma, variant=variant, rng=rng) for _ in range(n)])
+    out = np.stack([ag.analyze_gauss(H, sigma, variant=variant, rng=rng) for _ in range(n)])
     assert np.array_equal(out, np.swapaxes(out, -1, -2))
     noise = out - H
     iu = np.triu_indices(d)
@@ -84,35 +86,35 @@ def test_sensitivity_identity_numeric(d, seed):
     s_goe = math.sqrt(sum((Hx[k, k] / math.sqrt(2)) ** 2 for k in range(d))
                       + sum(Hx[i, j] ** 2 for i in range(d) for j in range(i + 1, d)))
     s_up = math.sqrt(sum(Hx[i, j] ** 2 for i in range(d) for j in range(i, d)))
-    assert goe.analyze_gauss_sensitivity(Hx) == pytest.approx(fro / math.sqrt(2), rel=1e-12)
-    assert goe.analyze_gauss_sensitivity(Hx) == pytest.approx(s_goe, rel=1e-12)
-    assert goe.analyze_gauss_sensitivity(Hx, variant="upper") == pytest.approx(s_up, rel=1e-12)
+    assert ag.analyze_gauss_sensitivity(Hx) == pytest.approx(fro / math.sqrt(2), rel=1e-12)
+    assert ag.analyze_gauss_sensitivity(Hx) == pytest.approx(s_goe, rel=1e-12)
+    assert ag.analyze_gauss_sensitivity(Hx, variant="upper") == pytest.approx(s_up, rel=1e-12)
     assert s_up <= fro * (1 + 1e-12)
 
 
 def test_upper_sensitivity_attains_frobenius_for_diagonal():
     Hx = np.diag([0.3, -0.4, 0.0])
-    assert goe.analyze_gauss_sensitivity(Hx, variant="upper") == pytest.approx(0.5)
-    assert goe.analyze_gauss_sensitivity(Hx, variant="goe") == pytest.approx(0.5 / math.sqrt(2))
+    assert ag.analyze_gauss_sensitivity(Hx, variant="upper") == pytest.approx(0.5)
+    assert ag.analyze_gauss_sensitivity(Hx, variant="goe") == pytest.approx(0.5 / math.sqrt(2))
 
 
 def test_theorem17_epsilon_formula_and_validity():
     f, s, dl = np.array([0.1, 0.25, 1.0]), 0.5, 1e-5
     expected = f**2 / (4 * s**2) + f * math.sqrt(2 * math.log(1 / dl)) / (math.sqrt(2) * s)
-    eps = goe.analyze_gauss_pdp_epsilon(f, s, dl)
+    eps = ag.analyze_gauss_pdp_epsilon(f, s, dl)
     np.testing.assert_allclose(eps, expected, rtol=1e-14)
     # the bound is valid: the tight delta of the Gaussian mechanism at that eps is <= delta
     assert np.all(gaussian_delta(eps, f / math.sqrt(2), s) <= dl)
-    np.testing.assert_allclose(goe.analyze_gauss_dp_epsilon(0.25, s, dl, variant="upper"),
+    np.testing.assert_allclose(ag.analyze_gauss_dp_epsilon(0.25, s, dl, variant="upper"),
                                0.25**2 / (2 * s**2) + 0.25 * math.sqrt(2 * math.log(1 / dl)) / s)
 
 
 def test_sigma_calibration_inverts_and_goe_saves_sqrt2():
     eps, dl, beta = 0.8, 1e-6, 0.25
-    s_goe = goe.analyze_gauss_sigma(eps, dl, beta)
-    s_up = goe.analyze_gauss_sigma(eps, dl, beta, variant="upper")
-    assert goe.analyze_gauss_dp_epsilon(beta, s_goe, dl) == pytest.approx(eps, rel=1e-12)
-    assert goe.analyze_gauss_dp_epsilon(beta, s_up, dl, variant="upper") == pytest.approx(eps, rel=1e-12)
+    s_goe = ag.analyze_gauss_sigma(eps, dl, beta)
+    s_up = ag.analyze_gauss_sigma(eps, dl, beta, variant="upper")
+    assert ag.analyze_gauss_dp_epsilon(beta, s_goe, dl) == pytest.approx(eps, rel=1e-12)
+    assert ag.analyze_gauss_dp_epsilon(beta, s_up, dl, variant="upper") == pytest.approx(eps, rel=1e-12)
     assert s_goe == pytest.approx(s_up / math.sqrt(2), rel=1e-12)
 
 
@@ -123,7 +125,7 @@ def test_privacy_loss_is_gaussian_mechanism_loss():
     x = np.array([0.6, 0.0, 0.8])
     Hp = H + 0.25 * np.outer(x, x)
     out = H + goe.goe_matrix(d, sigma=sigma, size=200000, rng=rng)
-    loss = goe.analyze_gauss_privacy_loss(out, H, Hp, sigma)
+    loss = ag.analyze_gauss_privacy_loss(out, H, Hp, sigma)
     mu = (0.25 / math.sqrt(2)) ** 2 / (2 * sigma**2)      # Delta^2 / (2 sigma^2), Delta = ||H_x||_F / sqrt(2)
     se_mean = math.sqrt(2 * mu / loss.size)
     assert abs(loss.mean() - mu) < 4.5 * se_mean
@@ -156,7 +158,7 @@ def test_cdf_matches_multiprecision_reference(d, points):
     F = goe.goe_lambda1_cdf(xs, d)
     S = goe.goe_lambda1_sf(xs, d)
     for x, f, s in zip(xs, F, S, strict=False):
-        ref = goe.goe_lambda1_cdf_mpmath(float(x), d)
+        ref = goe_lambda1_cdf_mpmath(float(x), d)
         assert abs(f - float(ref)) <= 1e-10                       # the bar (absolute)
         assert abs(mp.mpf(f) / ref - 1) <= 1e-9                   # relative, also in the lower tail
         assert abs(mp.mpf(s) / (1 - ref) - 1) <= 1e-12            # upper tail without cancellation
@@ -167,7 +169,7 @@ def test_mpmath_reference_normalization_is_mehta_constant():
 
     # F(+inf) = 1 checks d!/Z_d (the constant K of Chiani's theorem) against the Pfaffian at +inf
     for d in (1, 2, 3, 6, 11):
-        assert abs(goe.goe_lambda1_cdf_mpmath(math.inf, d) - 1) < mp.mpf(10) ** -25
+        assert abs(goe_lambda1_cdf_mpmath(math.inf, d) - 1) < mp.mpf(10) ** -25
 
 
 def test_closed_forms_d1_d2_sympy():
@@ -405,7 +407,7 @@ def test_weyl_bound_and_lambda_min_sensitivity():
     X = rng.standard_normal((500, d))
     fpp = rng.uniform(0, 0.25, 500)
     Hx = fpp[:, None, None] * X[:, :, None] * X[:, None, :]
-    bound = goe.weyl_bound(Hx)
+    bound = ag.weyl_bound(Hx)
     np.testing.assert_allclose(bound, fpp * np.sum(X**2, axis=1), rtol=1e-12)
     lam = np.linalg.eigvalsh(H)[0]
     lam_add = np.linalg.eigvalsh(H + Hx)[:, 0]
@@ -416,12 +418,12 @@ def test_private_lambda_min_distribution_and_lower_bound_coverage():
     rng = np.random.default_rng(9)
     H = np.diag([3.0, 1.0, 2.0])
     sigma, rho, n = 0.4, 0.1, 20000
-    rel = np.array([goe.private_lambda_min(H, sigma, rng=rng) for _ in range(n)])
+    rel = np.array([ag.private_lambda_min(H, sigma, rng=rng) for _ in range(n)])
     assert stats.kstest((rel - 1.0) / sigma, "norm").pvalue > 1e-3
-    lb = goe.lambda_min_lower_bound(rel, sigma, rho)
+    lb = ag.lambda_min_lower_bound(rel, sigma, rho)
     miss = (lb > 1.0).mean()
     assert abs(miss - rho / 2) < 4 * math.sqrt(rho / 2 / n)
-    eps = goe.lambda_min_pdp_epsilon(0.25, sigma, 1e-5)
+    eps = ag.lambda_min_pdp_epsilon(0.25, sigma, 1e-5)
     assert gaussian_delta(eps, 0.25, sigma) <= 1e-5
 
 
@@ -445,11 +447,11 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="rho"):
         goe.goe_norm_bound(3, 0.0)
     with pytest.raises(ValueError, match="delta"):
-        goe.analyze_gauss_pdp_epsilon(1.0, 1.0, 1.5)
+        ag.analyze_gauss_pdp_epsilon(1.0, 1.0, 1.5)
     with pytest.raises(ValueError, match="symmetric"):
-        goe.analyze_gauss(np.array([[1.0, 2.0], [0.0, 1.0]]), 1.0)
+        ag.analyze_gauss(np.array([[1.0, 2.0], [0.0, 1.0]]), 1.0)
     with pytest.raises(ValueError, match="variant"):
-        goe.analyze_gauss(np.eye(2), 1.0, variant="lower")
+        ag.analyze_gauss(np.eye(2), 1.0, variant="lower")
     with pytest.raises(TypeError, match="rng"):
         goe.goe_matrix(2, rng=1.0)
     with pytest.raises(ValueError, match="normalization"):
@@ -471,7 +473,7 @@ def test_audit_alg6_worst_case_pair(variant):
     else:                         # the classic mechanism's worst case is a diagonal H_x
         Hx = np.diag([beta, 0.0, 0.0])
     Hp = H + Hx
-    sens = float(goe.analyze_gauss_sensitivity(Hx, variant=variant))
+    sens = float(ag.analyze_gauss_sensitivity(Hx, variant=variant))
     assert sens == pytest.approx(beta / math.sqrt(2) if variant == "goe" else beta)
     eps = np.array([0.0, 0.25, 0.5, 1.0, 1.5])
     claimed = gaussian_delta(eps, sens, sigma)
@@ -480,11 +482,11 @@ def test_audit_alg6_worst_case_pair(variant):
         def draw(m, g):
             if variant == "goe":
                 return center + goe.goe_matrix(d, sigma=scale, size=m, rng=g)
-            return center + goe._upper_noise(d, scale, (m,), g)
+            return center + ag._upper_noise(d, scale, (m,), g)
         return draw
 
     def statistic(outputs):
-        return goe.analyze_gauss_privacy_loss(outputs, H, Hp, sigma, variant=variant)
+        return ag.analyze_gauss_privacy_loss(outputs, H, Hp, sigma, variant=variant)
 
     res = audit_delta_curve(sampler(H, sigma), sampler(Hp, sigma), statistic, eps, eps, claimed,
                             n_samples=400000, rng=rng)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from pdpkit.losses import Huber, huber, logistic, robust_log, squared
+from pdpkit.output_perturbation import output_perturbation_fit, output_perturbation_sensitivity
 from pdpkit.objpert import (
     ObjPertResult,
     erm_fit_nonprivate,
@@ -29,8 +30,6 @@ from pdpkit.objpert import (
     objpert_fit,
     objpert_log_density,
     objpert_sigma_classic,
-    output_perturbation_fit,
-    output_perturbation_sensitivity,
     pdp_bound_data_independent,
 )
 
@@ -245,12 +244,15 @@ def test_result_is_immutable_and_reproducible():
     assert isinstance(r1, ObjPertResult) and r1.d == 3 and r1.n == 50 and r1.loss is logistic
     assert r1.lam == 1.0 and r1.sigma == 1.0
     assert r1.hessian_cholesky is None
-    ex_post_pdp(r1, X, y, X, y, member=True)
-    L = r1.hessian_cholesky  # cached by the first use
-    H = (X * logistic.d2(X @ r1.theta, y)[:, None]).T @ X + np.eye(3)
-    np.testing.assert_allclose(L @ L.T, H, rtol=1e-12)
+    eps_without = ex_post_pdp(r1, X, y, X, y, member=True)
+    assert r1.hessian_cholesky is None  # immutable: nothing is cached on the result
     r3 = objpert_fit(X, y, logistic, 1.0, 1.0, rng=np.random.default_rng(1), keep_hessian=True)
-    np.testing.assert_allclose(r3.hessian_cholesky, L, rtol=1e-12)
+    L = r3.hessian_cholesky
+    H = (X * logistic.d2(X @ r3.theta, y)[:, None]).T @ X + np.eye(3)
+    np.testing.assert_allclose(L @ L.T, H, rtol=1e-12)
+    with pytest.raises(ValueError):
+        L[0, 0] = 1.0  # read-only
+    np.testing.assert_allclose(ex_post_pdp(r3, X, y, X, y, member=True), eps_without, rtol=1e-12)
 
 
 def test_erm_fit_nonprivate_matches_sklearn():

@@ -25,19 +25,31 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # chapter notebook -> the pdpkit modules it must import
 CHAPTER_MODULES = {
-    "per_instance_dp": ["gaussian", "audit"],
-    "output_vs_objective": ["losses", "objpert"],
+    "per_instance_dp": ["gaussian", "audit", "output_perturbation"],
+    "output_vs_objective": ["losses", "objpert", "output_perturbation"],
     "objpert_ex_post": ["objpert"],
-    "goe_analyze_gauss": ["goe"],
+    "goe_analyze_gauss": ["goe", "analyze_gauss"],
+    "objpert_accounting": ["accounting"],
+    "amp": ["amp"],
+    "privacy_report": ["report"],
+    "ops_adaops": ["ops"],
+    "self_concordant_stability": ["stability"],
+    "single_parameter": ["single"],
 }
 
 
 def _toc_files() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            files.append(entry["file"])
+            walk(entry.get("sections", []))
+
     for part in toc.get("parts", []):
-        files += [c["file"] for c in part.get("chapters", [])]
-    files += [c["file"] for c in toc.get("chapters", [])]
+        walk(part.get("chapters", []))
+    walk(toc.get("chapters", []))
     return files
 
 
@@ -99,10 +111,31 @@ def test_chapter_does_not_redefine_pdpkit_functions(nb_path):
                 assert node.name not in public, f"{nb_path.name} re-implements pdpkit's {node.name}"
 
 
-def test_api_reference_documents_every_module():
-    api = (ROOT / "chapters" / "api.md").read_text()
-    for name in _public_modules():
-        assert f"automodule:: pdpkit.{name}" in api, f"chapters/api.md does not document pdpkit.{name}"
+def _documented_names(module) -> list[str]:
+    return [n for n in getattr(module, "__all__", []) if not n.isupper() and not n.startswith("__")]
+
+
+@pytest.mark.parametrize("name", _public_modules())
+def test_every_module_has_an_api_page_with_an_autosummary_of_its_names(name):
+    files = _toc_files()
+    if name == "experiments":
+        page = ROOT / "chapters" / "api" / "experiments.md"
+        text = page.read_text()
+        sub = importlib.import_module("pdpkit.experiments")
+        for m in pkgutil.iter_modules(sub.__path__):
+            mod = importlib.import_module(f"pdpkit.experiments.{m.name}")
+            assert f"automodule:: pdpkit.experiments.{m.name}" in text, f"experiments.md lacks {m.name}"
+            for n in _documented_names(mod):
+                assert re.search(rf"^\s+{n}$", text, re.M), f"experiments.md's autosummary lacks {m.name}.{n}"
+        return
+    page = ROOT / "chapters" / "api" / f"{name}.md"
+    assert page.exists(), f"pdpkit.{name} has no API page chapters/api/{name}.md"
+    assert f"chapters/api/{name}" in files, f"chapters/api/{name}.md is not in _toc.yml"
+    text = page.read_text()
+    assert f"automodule:: pdpkit.{name}" in text and ".. autosummary::" in text
+    summary = text[text.index(".. autosummary::"):text.index(".. automodule::")]
+    for n in _documented_names(importlib.import_module(f"pdpkit.{name}")):
+        assert re.search(rf"^\s+{n}$", summary, re.M), f"chapters/api/{name}.md's autosummary lacks {n}"
 
 
 def test_ci_runs_the_readme_test_command():
@@ -143,3 +176,63 @@ def test_display_math_is_parseable(nb_path):
         if cell["cell_type"] == "markdown":
             problems += _display_math_problems("".join(cell["source"]))
     assert not problems, f"{nb_path.name}: {problems}"
+
+
+# ------------------------------------------------------------------ the reader's path
+def _markdown(nb_path: pathlib.Path) -> list[str]:
+    nb = json.loads(nb_path.read_text())
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_chapter_opens_with_what_it_shows_and_ends_with_exercises(nb_path):
+    md = _markdown(nb_path)
+    assert "What this chapter shows" in md[0], f"{nb_path.name}: the first cell has no 'What this chapter shows' box"
+    text = "\n".join(md)
+    exercises = re.findall(r"\{exercise\}[^\n]*\n:label: (\S+)", text)
+    assert 2 <= len(exercises) <= 4, f"{nb_path.name}: {len(exercises)} exercises (want two or three)"
+    for label in exercises:
+        assert re.search(rf"\{{solution-start\}} {re.escape(label)}\n:class: dropdown", text), \
+            f"{nb_path.name}: exercise {label} has no hidden solution"
+    assert text.count("{solution-start}") == text.count("{solution-end}")
+    assert "Errata and clarifications" in text, f"{nb_path.name} has no errata box"
+
+
+_PRF = re.compile(r"(?::::+|```+)\{prf:(\w+)\}([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)")
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_theorem_blocks_carry_labels_source_numbers_and_no_book_numbers(nb_path):
+    text = "\n".join(_markdown(nb_path))
+    blocks = [m for m in _PRF.finditer(text) if m.group(1) != "proof"]
+    assert blocks, f"{nb_path.name} states no result in a prf block"
+    for m in blocks:
+        kind, title, opts = m.groups()
+        assert ":label:" in opts, f"{nb_path.name}: {kind} '{title.strip()}' has no :label:"
+        assert ":nonumber:" in opts, f"{nb_path.name}: {kind} '{title.strip()}' carries a book number"
+        assert re.search(r"\(.*\)\s*$", title), f"{nb_path.name}: {kind} '{title.strip()}' names no source"
+    bare = re.findall(r"\{prf:ref\}`([^`<]*)`", text)
+    assert not bare, f"{nb_path.name}: {{prf:ref}} without explicit text renders as a bare kind name: {bare}"
+    assert re.search(r"\{prf:ref\}`[^`]+<[^`]+>`", text), f"{nb_path.name} never refers to its results with {{prf:ref}}"
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_chapter_code_fits_the_page_and_draws_through_pdpkit_plotting(nb_path):
+    code = _code(nb_path)
+    long = [line for src in code for line in src.splitlines() if len(line) > 88]
+    assert not long, f"{nb_path.name}: {len(long)} code lines wider than 88 columns, e.g. {long[0]!r}"
+    src = "\n".join(code)
+    assert "pp.setup()" in src, f"{nb_path.name} does not call pdpkit.plotting.setup()"
+    for forbidden in ("rcParams", "plt.subplots", "figsize", "plt.show("):
+        assert forbidden not in src, f"{nb_path.name} uses {forbidden}: draw through pdpkit.plotting"
+
+
+def test_every_experiments_module_belongs_to_a_chapter():
+    import pdpkit.experiments as E
+
+    for m in pkgutil.iter_modules(E.__path__):
+        nb = ROOT / "chapters" / f"{m.name}.ipynb"
+        assert nb.exists(), f"pdpkit.experiments.{m.name} has no chapter {nb.name}"
+        assert f"pdpkit.experiments.{m.name}" in "\n".join(_code(nb)) or \
+            re.search(rf"from pdpkit\.experiments import [^\n]*\b{m.name}\b", "\n".join(_code(nb))), \
+            f"{nb.name} does not import its experiments module"

@@ -45,7 +45,7 @@ this is Chiani's Theorem 2. In the monomial basis the Pfaffian is a small
 difference of huge terms: at the median of :math:`\lambda_{\max}` about
 :math:`0.45d` digits cancel, and an unscaled LU needs roughly :math:`d^2/40+10`
 digits of working precision for 10 correct ones (so double precision fails from
-:math:`d\approx20`). :func:`pdpkit._goe_mpmath.goe_lambda1_cdf_mpmath` evaluates it that way, in
+:math:`d\approx20`). ``pdpkit._goe_mpmath.goe_lambda1_cdf_mpmath`` evaluates it that way, in
 multiprecision, as the independent reference of the tests.
 The float64 implementation changes basis, which changes the Pfaffian by a
 known factor only:
@@ -789,7 +789,7 @@ def goe_lambda1_cdf(x, d: int) -> np.ndarray | float:
     :math:`\mathcal N(0,1)` (off-diagonal variance 1, diagonal 2; the normalization
     of Redberg & Wang 2021, Alg 6). Computed as a Pfaffian ratio in float64 with a
     well-conditioned basis (see the module docstring); agrees with the
-    multiprecision monomial-basis evaluation :func:`goe_lambda1_cdf_mpmath` within a
+    multiprecision monomial-basis evaluation ``goe_lambda1_cdf_mpmath`` within a
     few :math:`10^{-15}` absolute for :math:`d\le60` (tested on grids spanning both
     tails), is monotone, and returns values in :math:`[0,1]` for every real or
     infinite ``x``.
@@ -1016,7 +1016,7 @@ def goe_norm_bound(d: int, rho, *, sigma: float = 1.0,
     rho : array_like
         Failure probability :math:`\rho\in(0,1)`.
     sigma : float
-        Noise scale :math:`\sigma>0` of :func:`goe_matrix`/:func:`analyze_gauss`.
+        Noise scale :math:`\sigma>0` of :func:`goe_matrix` / :func:`pdpkit.analyze_gauss.analyze_gauss`.
     method : {"lemma20", "exact"}
 
     Returns

@@ -352,9 +352,13 @@ class Huber(GLMLoss):
         return -self.scale * (s * iq), iq**3
 
 
+#: The logistic loss :math:`\log(1 + e^{-yt})`, labels :math:`\pm 1` (an instance of :class:`Logistic`).
 logistic = Logistic()
+#: The squared loss :math:`(y - t)^2/2`, real labels (an instance of :class:`Squared`).
 squared = Squared()
+#: The robust log loss :math:`h(y - t)` of Asi, Duchi & Talwar, Example 1 (an instance of :class:`RobustLog`).
 robust_log = RobustLog()
+#: The pseudo-Huber loss with scale 1 (an instance of :class:`Huber`).
 huber = Huber(1.0)
 
 _BY_NAME = {

@@ -149,7 +149,7 @@ def figure(
         columns; one-column figures default to 5.6 in so that they are not
         stretched).
     sharex, sharey, squeeze, **subplot_kw
-        Passed to :func:`matplotlib.pyplot.subplots`.
+        Passed to ``matplotlib.pyplot.subplots``.
 
     Returns
     -------

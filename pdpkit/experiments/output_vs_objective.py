@@ -44,7 +44,7 @@ class AccuracyVsEpsilon:
         The privacy levels and regularizations tried.
     delta : float
     acc_output : numpy.ndarray
-        Output perturbation (:func:`pdpkit.objpert.output_perturbation_fit`).
+        Output perturbation (:func:`pdpkit.output_perturbation.output_perturbation_fit`).
     acc_objpert : numpy.ndarray
         ObjPert with :math:`\sigma` from :func:`pdpkit.objpert.objpert_sigma_classic`.
     acc_nonprivate : numpy.ndarray, shape (len(lams),)

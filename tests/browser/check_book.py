@@ -9,11 +9,18 @@ For every HTML page of the book:
 * every math element was typeset by MathJax (``mjx-container`` inside each
   ``.math`` element) and no raw ``$$`` or ``\\[`` delimiter is left in the text;
 * no request leaves localhost (all others are aborted, so MathJax must be served
-  from the build itself).
+  from the build itself);
+* nothing overflows its column: no display equation, table, code cell or output whose
+  content is wider than its box (``scrollWidth > clientWidth``), and no typeset
+  equation wider than the text column;
+* no figure is shrunk below half its pixel width (figures are 2× PNGs drawn at the
+  page width, so a figure shrunk further has text below the legible size).
 
 The per-instance DP chapter must contain math and figures, and a full-page
 screenshot of it is saved to ``_build/browser/per_instance_dp.png`` (and one screen
-around the privacy-profile theorem to ``per_instance_dp_math.png``).
+around the privacy-profile theorem to ``per_instance_dp_math.png``). For every chapter,
+``<chapter>_figure.png`` shows its widest figure as displayed and ``<chapter>_theorem.png``
+its first theorem block with the source's number in the title.
 """
 
 from __future__ import annotations
@@ -41,6 +48,33 @@ KNOWN_JS_ERRORS = re.compile(r"Identifier 'THEBE_JS_URL' has already been declar
 
 PAGE_CHECK_JS = r"""
 async () => {
+  const describe = (el) => (el.innerText || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 70);
+  const overflowing = () => {
+    const out = [];
+    const col = document.querySelector('.bd-article, article, main');
+    const colRight = col ? col.getBoundingClientRect().right : window.innerWidth;
+    // display equations: the box must hold its content, and the content must fit the column
+    document.querySelectorAll('mjx-container[display="true"]').forEach(el => {
+      const inner = el.querySelector('mjx-math') || el;
+      const r = inner.getBoundingClientRect();
+      const box = el.getBoundingClientRect();
+      const over = Math.max(el.scrollWidth - el.clientWidth, r.right - Math.min(box.right, colRight),
+                            Math.max(box.left, 0) - r.left);
+      if (over > 1) out.push(`equation overflows by ${Math.round(over)}px: ${describe(el)}`);
+    });
+    document.querySelectorAll('table').forEach(t => {
+      const box = t.parentElement;
+      if (box.scrollWidth > box.clientWidth + 1 || t.getBoundingClientRect().right > colRight + 1) {
+        out.push(`table overflows by ${box.scrollWidth - box.clientWidth}px: ${describe(t)}`);
+      }
+    });
+    document.querySelectorAll('pre').forEach(el => {
+      if (el.scrollWidth > el.clientWidth + 1) {
+        out.push(`code overflows by ${el.scrollWidth - el.clientWidth}px: ${describe(el)}`);
+      }
+    });
+    return out;
+  };
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
     await MathJax.startup.promise;
   }
@@ -64,6 +98,12 @@ async () => {
     traceback: /Traceback \(most recent call last\)|Error in cell|CellExecutionError/.test(text),
     n_img: imgs.length,
     broken_img: imgs.filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src),
+    overflow: overflowing(),
+    shrunk_img: imgs.filter(img => img.naturalWidth > 0 &&
+        img.getBoundingClientRect().width < img.naturalWidth / 2 - 2)
+        .map(img => `${img.src.split('/').pop()} shown at ${Math.round(img.getBoundingClientRect().width)}px of ${img.naturalWidth}px`),
+    widest_img: imgs.reduce((best, img, i) =>
+        (best < 0 || img.getBoundingClientRect().width > imgs[best].getBoundingClientRect().width) ? i : best, -1),
   };
 }
 """
@@ -136,6 +176,19 @@ def main(argv: list[str]) -> int:
                 problems.append(f"stray $ in the prose (math that did not parse): {info['stray_dollar']}")
             if info["raw_display"]:
                 problems.append("raw $$ or \\[ math delimiters left in the text")
+            if info["overflow"]:
+                problems.append(f"{len(info['overflow'])} element(s) wider than their box: " + " | ".join(info["overflow"]))
+            if info["shrunk_img"]:
+                problems.append(f"figures shrunk below legibility: {info['shrunk_img']}")
+            stem = pathlib.PurePosixPath(rel).stem
+            if rel.startswith("chapters/") and rel.count("/") == 1 and info["n_img"]:
+                img = page.locator("article img, main img, .bd-article img").nth(info["widest_img"])
+                img.scroll_into_view_if_needed()
+                img.screenshot(path=str(shot_dir / f"{stem}_figure.png"))
+                theorem = page.locator("div.proof.theorem, div.proof.lemma, div.proof.definition").first
+                if theorem.count():
+                    theorem.scroll_into_view_if_needed()
+                    theorem.screenshot(path=str(shot_dir / f"{stem}_theorem.png"))
             if rel == MAIN_CHAPTER:
                 if info["n_mjx"] == 0:
                     problems.append("no MathJax output (mjx-container) on the main chapter")
@@ -146,7 +199,8 @@ def main(argv: list[str]) -> int:
                 page.locator("#thm-pdp-gauss-profile").scroll_into_view_if_needed()
                 page.screenshot(path=str(shot_dir / "per_instance_dp_math.png"))
             status = "ok" if not problems else "FAIL: " + "; ".join(problems)
-            print(f"{rel:55s} math {info['n_mjx']:4d}  images {info['n_img']:3d}  {status}")
+            line = f"{rel:55s} math {info['n_mjx']:4d}  images {info['n_img']:3d}  {status}"
+            print(line.encode("utf-8", "replace").decode("utf-8"))
             failures += [f"{rel}: {p}" for p in problems]
         if console_errors:
             failures += [f"JavaScript error: {e}" for e in console_errors]
@@ -156,7 +210,7 @@ def main(argv: list[str]) -> int:
         print(f"note: {len(blocked)} request(s) to other hosts were blocked, e.g. {blocked[0]}")
     print(f"screenshots: {shot_dir / 'per_instance_dp.png'}, {shot_dir / 'per_instance_dp_math.png'}")
     if failures:
-        print("\n".join(["FAILED:"] + failures))
+        print("\n".join(["FAILED:"] + failures).encode("utf-8", "replace").decode("utf-8"))
         return 1
     print(f"browser check passed: {len(pages)} pages")
     return 0

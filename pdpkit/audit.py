@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_probability
@@ -35,7 +36,7 @@ from ._validation import as_finite_array, as_generator, check_int_at_least, chec
 __all__ = ["clopper_pearson", "AuditResult", "audit_delta_curve"]
 
 
-def clopper_pearson(k, n, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def clopper_pearson(k: ArrayLike, n: ArrayLike, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Two-sided exact (Clopper–Pearson) confidence interval for a binomial proportion.
 
     Returns ``(lower, upper)`` with :math:`\Pr[p < \text{lower}] \le \alpha/2` and
@@ -124,9 +125,9 @@ def audit_delta_curve(
     sample_d: Callable[[int, np.random.Generator], np.ndarray],
     sample_d_prime: Callable[[int, np.random.Generator], np.ndarray],
     statistic: Callable[[np.ndarray], np.ndarray],
-    thresholds,
-    eps,
-    claimed_delta,
+    thresholds: ArrayLike,
+    eps: ArrayLike,
+    claimed_delta: ArrayLike,
     *,
     n_samples: int = 10**6,
     alpha: float = 0.05,

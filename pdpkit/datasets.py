@@ -43,6 +43,7 @@ from importlib import resources
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_nonnegative
 
@@ -239,7 +240,7 @@ def verify_vendored_data() -> dict[str, str]:
 # ------------------------------------------------------------------- row scaling
 
 
-def normalize_rows(X) -> np.ndarray:
+def normalize_rows(X: ArrayLike) -> np.ndarray:
     r"""Scale every row to unit Euclidean norm, :math:`x_i \leftarrow x_i/\|x_i\|_2`.
 
     A per-record transformation, so it costs no privacy (Redberg, Koskela & Wang
@@ -284,7 +285,7 @@ def _shrink_into_ball(out: np.ndarray, bound: float) -> np.ndarray:
     raise AssertionError("row scaling did not converge")  # pragma: no cover
 
 
-def clip_rows_to_unit_norm(X, bound: float = 1.0) -> np.ndarray:
+def clip_rows_to_unit_norm(X: ArrayLike, bound: float = 1.0) -> np.ndarray:
     r"""Scale down the rows whose norm exceeds ``bound``: :math:`x_i \leftarrow x_i/\max(1, \|x_i\|_2/B)`.
 
     Rows already inside the ball of radius ``bound`` are unchanged. Per-record, so

@@ -75,6 +75,7 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ._validation import (
@@ -767,7 +768,7 @@ def _shaped(values: np.ndarray, like: np.ndarray) -> np.ndarray | float:
     return float(out) if out.ndim == 0 else out
 
 
-def goe_lambda1_logcdf(x, d: int) -> np.ndarray | float:
+def goe_lambda1_logcdf(x: ArrayLike, d: int) -> np.ndarray | float:
     r""":math:`\log P(\lambda_{\max}\le x)` for the standard GOE of size :math:`d` (Chiani 2014, Thm 2).
 
     Normalization: :math:`(Z+Z^\top)/\sqrt2` (off-diagonal variance 1, diagonal 2), as
@@ -782,7 +783,7 @@ def goe_lambda1_logcdf(x, d: int) -> np.ndarray | float:
     return _shaped(lf, xa)
 
 
-def goe_lambda1_cdf(x, d: int) -> np.ndarray | float:
+def goe_lambda1_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
     r"""Exact :math:`F(x)=P(\lambda_{\max}\le x)` for the standard GOE of size :math:`d` (Chiani 2014, Thm 2).
 
     The largest eigenvalue of :math:`(Z+Z^\top)/\sqrt2`, :math:`Z_{ij}` iid
@@ -812,7 +813,7 @@ def goe_lambda1_cdf(x, d: int) -> np.ndarray | float:
     return _shaped(np.exp(lf), xa)
 
 
-def goe_lambda1_logsf(x, d: int) -> np.ndarray | float:
+def goe_lambda1_logsf(x: ArrayLike, d: int) -> np.ndarray | float:
     r""":math:`\log P(\lambda_{\max}>x)` for the standard GOE of size :math:`d`, accurate far into the upper tail.
 
     About 14 significant digits of :math:`1-F` while it is above about :math:`10^{-300}`;
@@ -824,7 +825,7 @@ def goe_lambda1_logsf(x, d: int) -> np.ndarray | float:
     return _shaped(ls, xa)
 
 
-def goe_lambda1_sf(x, d: int) -> np.ndarray | float:
+def goe_lambda1_sf(x: ArrayLike, d: int) -> np.ndarray | float:
     r"""Upper tail :math:`1-F(x)=P(\lambda_{\max}>x)` for the standard GOE, to full relative accuracy.
 
     Computed from :math:`\det(I-A(\infty)^{-1}B(x))` without forming :math:`F`, so that
@@ -839,7 +840,7 @@ def goe_lambda1_sf(x, d: int) -> np.ndarray | float:
     return _shaped(np.exp(ls), xa)
 
 
-def goe_lambda1_pdf(x, d: int) -> np.ndarray | float:
+def goe_lambda1_pdf(x: ArrayLike, d: int) -> np.ndarray | float:
     r"""Density :math:`F'(x)` of the largest eigenvalue of the standard GOE.
 
     From :math:`\frac{d}{dx}\log\operatorname{Pf}A(x)=\tfrac12\operatorname{tr}(A^{-1}A')` with the
@@ -854,7 +855,7 @@ def goe_lambda1_pdf(x, d: int) -> np.ndarray | float:
     return _shaped(out, xa)
 
 
-def goe_norm_cdf(x, d: int) -> np.ndarray | float:
+def goe_norm_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
     r"""Exact :math:`P(\|G\|_2\le x)=P(-x\le\lambda_{\min},\ \lambda_{\max}\le x)` for the standard GOE.
 
     The same Pfaffian formula over :math:`[-x,x]` (de Bruijn's formula; the
@@ -868,7 +869,7 @@ def goe_norm_cdf(x, d: int) -> np.ndarray | float:
     return _shaped(np.exp(lf), xa)
 
 
-def goe_norm_sf(x, d: int) -> np.ndarray | float:
+def goe_norm_sf(x: ArrayLike, d: int) -> np.ndarray | float:
     r"""Exact :math:`P(\|G\|_2>x)` for the standard GOE, to full relative accuracy in the tail."""
     xa = _check_x(x)
     d = _check_d(d)
@@ -941,7 +942,7 @@ def _start(p_lower: float, d: int) -> float:
     return min(max(E + d ** (-1.0 / 6.0) * s, -E - 5.0), E + 40.0)
 
 
-def goe_lambda1_quantile(p, d: int) -> np.ndarray | float:
+def goe_lambda1_quantile(p: ArrayLike, d: int) -> np.ndarray | float:
     r"""Inverse of :func:`goe_lambda1_cdf`: the :math:`x` with :math:`P(\lambda_{\max}\le x)=p`.
 
     Safeguarded Newton on :math:`\log F` (or on :math:`\log(1-F)` for
@@ -962,7 +963,7 @@ def goe_lambda1_quantile(p, d: int) -> np.ndarray | float:
     return _shaped(out, pa)
 
 
-def goe_lambda1_isf(q, d: int) -> np.ndarray | float:
+def goe_lambda1_isf(q: ArrayLike, d: int) -> np.ndarray | float:
     r"""Upper quantile: :math:`x` with :math:`P(\lambda_{\max}>x)=q`, for tiny :math:`q` too.
 
     This is :math:`F^{-1}(1-q)` of Lemma 20 (Redberg & Wang 2021) without rounding
@@ -981,7 +982,7 @@ def goe_lambda1_isf(q, d: int) -> np.ndarray | float:
     return _shaped(out, qa)
 
 
-def goe_norm_isf(q, d: int) -> np.ndarray | float:
+def goe_norm_isf(q: ArrayLike, d: int) -> np.ndarray | float:
     r"""Exact upper quantile of :math:`\|G\|_2`: :math:`x` with :math:`P(\|G\|_2>x)=q` (standard GOE)."""
     qa = check_probability(q, "q")
     d = _check_d(d)
@@ -996,7 +997,7 @@ def goe_norm_isf(q, d: int) -> np.ndarray | float:
     return _shaped(out, qa)
 
 
-def goe_norm_bound(d: int, rho, *, sigma: float = 1.0,
+def goe_norm_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0,
                    method: Literal["lemma20", "exact"] = "lemma20") -> np.ndarray | float:
     r"""A bound :math:`\tau\sigma` with :math:`P(\|G\|_2\le\tau\sigma)\ge1-\rho` for GOE noise of scale :math:`\sigma`.
 
@@ -1059,7 +1060,7 @@ def goe_lambda1_mean_std(d: int) -> tuple[float, float]:
     return _mean_std(_check_d(d))
 
 
-def goe_norm_concentration_bound(d: int, rho, *, sigma: float = 1.0) -> np.ndarray | float:
+def goe_norm_concentration_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0) -> np.ndarray | float:
     r"""Explicit non-asymptotic bound :math:`\sigma(\mathbb E\lambda_{\max}+2\sqrt{\log(2/\rho)})` on :math:`\|G\|_2`.
 
     :math:`\lambda_{\max}` is a :math:`\sqrt2`-Lipschitz function of the iid standard
@@ -1105,7 +1106,7 @@ def _tw1_log(s: float) -> tuple[float, float]:
     return logF, float(_log1mexp(np.array([logF]))[0])
 
 
-def tracy_widom1_cdf(s) -> np.ndarray | float:
+def tracy_widom1_cdf(s: ArrayLike) -> np.ndarray | float:
     r"""Tracy–Widom distribution :math:`F_1(s)` (:math:`\beta=1`), by Bornemann's method.
 
     :math:`F_1(s)=\det(I-K)_{L^2(s,\infty)}` with :math:`K(x,y)=\tfrac12\mathrm{Ai}((x+y)/2)`
@@ -1119,7 +1120,7 @@ def tracy_widom1_cdf(s) -> np.ndarray | float:
     return _shaped(out, sa)
 
 
-def tracy_widom1_sf(s) -> np.ndarray | float:
+def tracy_widom1_sf(s: ArrayLike) -> np.ndarray | float:
     r""":math:`1-F_1(s)`, accurate in the upper tail (from the eigenvalues of the symmetric Nyström matrix)."""
     sa = _check_x(s, "s")
     out = np.array([math.exp(_tw1_log(float(v))[1]) if np.isfinite(v) else float(v < 0)
@@ -1127,7 +1128,7 @@ def tracy_widom1_sf(s) -> np.ndarray | float:
     return _shaped(out, sa)
 
 
-def tracy_widom1_quantile(p) -> np.ndarray | float:
+def tracy_widom1_quantile(p: ArrayLike) -> np.ndarray | float:
     r"""Quantile :math:`F_1^{-1}(p)` of the Tracy–Widom :math:`\beta=1` law (Brent's method).
 
     Accurate to about :math:`10^{-12}` in :math:`s`.
@@ -1152,7 +1153,7 @@ def tracy_widom1_quantile(p) -> np.ndarray | float:
     return _shaped(out, pa)
 
 
-def tracy_widom_approx_quantile(p, d: int) -> np.ndarray | float:
+def tracy_widom_approx_quantile(p: ArrayLike, d: int) -> np.ndarray | float:
     r"""Tracy–Widom approximation :math:`2\sqrt d + d^{-1/6}F_1^{-1}(p)` to the :math:`\lambda_{\max}` quantile.
 
     Centring :math:`2\sqrt d` and scale :math:`d^{-1/6}` are those of this module's
@@ -1166,7 +1167,7 @@ def tracy_widom_approx_quantile(p, d: int) -> np.ndarray | float:
     return 2.0 * math.sqrt(d) + d ** (-1.0 / 6.0) * q
 
 
-def tracy_widom_approx_cdf(x, d: int) -> np.ndarray | float:
+def tracy_widom_approx_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
     r"""Tracy–Widom approximation :math:`F_1(d^{1/6}(x-2\sqrt d))` to :func:`goe_lambda1_cdf`."""
     d = _check_d(d)
     xa = _check_x(x)

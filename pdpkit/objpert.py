@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg as sla
 
 from ._validation import (
@@ -157,8 +158,8 @@ class ExPostTerms:
 
 
 # ======================================================================= validation
-def objpert_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *,
-                rng: np.random.Generator | None = None, b: Any = None, tol: float = 1e-10,
+def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sigma: float, *,
+                rng: np.random.Generator | None = None, b: ArrayLike | None = None, tol: float = 1e-10,
                 max_iter: int = 200, method: str = "auto", norm_bound: float | None = None,
                 keep_hessian: bool = False) -> ObjPertResult:
     r"""Objective perturbation: :math:`\hat\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
@@ -252,7 +253,7 @@ def objpert_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *
                          lam=lam, sigma=sigma, loss=loss, method=method, n=n, hessian_cholesky=chol)
 
 
-def erm_fit_nonprivate(X: Any, y: Any, loss: str | GLMLoss, lam: float, *, tol: float = 1e-10,
+def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, *, tol: float = 1e-10,
                        max_iter: int = 200, method: str = "auto") -> np.ndarray:
     r"""The **non-private** regularized ERM minimizer :math:`\operatorname{argmin}_\theta J(\theta; D)`.
 
@@ -270,7 +271,7 @@ def erm_fit_nonprivate(X: Any, y: Any, loss: str | GLMLoss, lam: float, *, tol: 
 
 
 # ==================================================================== output density
-def objpert_log_density(theta: Any, X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float) -> np.ndarray:
+def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sigma: float) -> np.ndarray:
     r"""Exact log-density of ObjPert's output :math:`\hat\theta^P` at ``theta``.
 
     By the change of variables :math:`b = -\nabla J(\theta; D)` (a bijection because
@@ -379,7 +380,7 @@ def _member_array(member: Any, m: int) -> np.ndarray:
     return mem
 
 
-def ex_post_pdp_terms(result: ObjPertResult, X: Any, y: Any, target_x: Any, target_y: Any, *, member: Any) -> ExPostTerms:
+def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, member: ArrayLike) -> ExPostTerms:
     r"""The three signed terms of the ex-post pDP of every target (see :func:`ex_post_pdp`).
 
     Returns an :class:`ExPostTerms` whose ``epsilon`` equals :func:`ex_post_pdp`.
@@ -428,7 +429,7 @@ def ex_post_pdp_terms(result: ObjPertResult, X: Any, y: Any, target_x: Any, targ
     return ExPostTerms(log_det=log_det, grad_sq=grad_sq, cross=cross, mu=mu_all, member=mem)
 
 
-def ex_post_pdp(result: ObjPertResult, X: Any, y: Any, target_x: Any, target_y: Any, *, member: Any,
+def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, member: ArrayLike,
                 signed: bool = False) -> np.ndarray | float:
     r"""Exact ex-post per-instance DP :math:`\epsilon_1(\hat\theta^P, D, D\pm z)` of every GLM target.
 
@@ -487,8 +488,8 @@ def ex_post_pdp(result: ObjPertResult, X: Any, y: Any, target_x: Any, target_y: 
     return out
 
 
-def ex_post_pdp_general(result: ObjPertResult, X: Any, y: Any, target_grad: Any, target_hessian: Any, *,
-                        member: Any, signed: bool = False) -> np.ndarray | float:
+def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_grad: ArrayLike, target_hessian: ArrayLike, *,
+                        member: ArrayLike, signed: bool = False) -> np.ndarray | float:
     r"""Ex-post pDP of ObjPert for a smooth convex (not necessarily GLM) per-example loss.
 
     Redberg & Wang 2021, Thm 6: with :math:`g = \nabla\ell(\hat\theta^P; z)`,
@@ -555,8 +556,8 @@ def ex_post_pdp_general(result: ObjPertResult, X: Any, y: Any, target_grad: Any,
 
 
 # ========================================================== data-independent bounds
-def pdp_bound_data_independent(loss: str | GLMLoss, target_x: Any, lam: float, sigma: float, rho: float, *,
-                               theta: Any = None, target_y: Any = None, sharp: bool = False) -> np.ndarray | float:
+def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, lam: float, sigma: float, rho: float, *,
+                               theta: ArrayLike | None = None, target_y: ArrayLike | None = None, sharp: bool = False) -> np.ndarray | float:
     r"""Data-independent high-probability bound on the ex-post pDP of ObjPert (GLMs).
 
     Redberg & Wang 2021, Thm 8 (log-determinant term) with Thm 9's high-probability bound

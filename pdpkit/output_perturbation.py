@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg as sla
 
 from ._solver import _check_data, _check_loss, _check_norm_bound, _freeze, _grad_scale, _solve
@@ -107,7 +107,7 @@ def output_perturbation_sensitivity(loss: str | GLMLoss, lam: float, norm_bound:
     return loss.lipschitz * R * (1.0 + 2.0 * tol) / lam
 
 
-def output_perturbation_fit(X: Any, y: Any, loss: str | GLMLoss, lam: float, eps: float, delta: float, *,
+def output_perturbation_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, eps: float, delta: float, *,
                             rng: np.random.Generator | None = None, norm_bound: float = 1.0,
                             tol: float = 1e-10) -> OutputPerturbationResult:
     r"""Gaussian output perturbation of the regularized ERM minimizer, :math:`(\epsilon, \delta)`-DP.
@@ -158,12 +158,12 @@ def _ridge_parts(X, y, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return X, y, np.asarray(chol[0]), theta
 
 
-def ridge_fit_nonprivate(X, y, lam: float = 1.0) -> np.ndarray:
+def ridge_fit_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0) -> np.ndarray:
     r"""Ridge regression :math:`\hat\theta = (X^\top X + \lambda I)^{-1}X^\top y` (not private)."""
     return _ridge_parts(X, y, lam)[3]
 
 
-def ridge_removal_sensitivity_nonprivate(X, y, lam: float = 1.0) -> np.ndarray:
+def ridge_removal_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0) -> np.ndarray:
     r"""Per-instance sensitivity :math:`\lVert\hat\theta(D) - \hat\theta(D_{-i})\rVert` of every member.
 
     Exact leave-one-out identity for ridge regression (Sherman–Morrison; Wang 2019,
@@ -184,7 +184,7 @@ def ridge_removal_sensitivity_nonprivate(X, y, lam: float = 1.0) -> np.ndarray:
     return np.abs(r) * np.sqrt(np.einsum("ij,ij->j", V, V)) / (1.0 - h)
 
 
-def ridge_addition_sensitivity_nonprivate(X, y, target_x, target_y, lam: float = 1.0) -> np.ndarray:
+def ridge_addition_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, lam: float = 1.0) -> np.ndarray:
     r"""Per-instance sensitivity :math:`\lVert\hat\theta(D \cup \{z\}) - \hat\theta(D)\rVert` of targets z ∉ D.
 
     :math:`\hat\theta(D\cup\{z\}) - \hat\theta(D) = \frac{y - x^\top\hat\theta}{1 + x^\top H^{-1}x}H^{-1}x`.
@@ -202,7 +202,7 @@ def ridge_addition_sensitivity_nonprivate(X, y, target_x, target_y, lam: float =
     return np.abs(r) * np.sqrt(np.einsum("ij,ij->j", V, V)) / (1.0 + h)
 
 
-def ridge_pdp_for_all_nonprivate(X, y, lam: float = 1.0, *, y_bound: float = 1.0, n_starts: int = 64,
+def ridge_pdp_for_all_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0, *, y_bound: float = 1.0, n_starts: int = 64,
                                  rng: np.random.Generator | None = None) -> float:
     r"""Largest per-instance sensitivity over the whole domain ("pDP for all", Wang 2019 §2.2).
 

@@ -33,11 +33,13 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --keep-going
 	@echo "Book: _build/html/index.html"
 
+# Two workers: the machines have two cores (pytest-xdist). Unit tests are spread one by
+# one; each notebook's cells stay together on one worker (one kernel per chapter).
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -n 2
 
 nbval: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider
+	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider -n 2 --dist loadscope
 
 # The strict build renders the outputs stored in the notebooks instead of executing them
 # again: `make nbval` has just proved that they equal a fresh execution against the

@@ -63,7 +63,7 @@ $(BROWSER_STAMP): $(STAMP)
 	@command -v chromium > /dev/null || { \
 	  echo "Installing Debian's chromium (needs apt)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium > /dev/null; }
-	$(BIN)/python -m pip install --quiet -c constraints.txt ".[browser]" > /dev/null || \
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[browser]" > /dev/null || \
 	  $(BIN)/python -m pip install --quiet -c constraints.txt playwright
 	touch $(BROWSER_STAMP)
 

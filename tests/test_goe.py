@@ -496,3 +496,61 @@ def test_audit_alg6_worst_case_pair(variant):
     bad = audit_delta_curve(sampler(H, 0.9 * sigma), sampler(Hp, 0.9 * sigma), statistic, eps, eps, claimed,
                             n_samples=400000, rng=rng)
     assert not bad.passed
+
+
+# ------------------------------------------------------------- every d: beyond the exact law
+def _tridiagonal_extremes(d: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """||G||_2 of m standard GOE(d) draws via the Dumitriu-Edelman tridiagonal model (beta = 1):
+    diagonal N(0, 2), off-diagonal chi_{d-1}, ..., chi_1 (same spectrum law as Alg 6's noise)."""
+    from scipy.linalg import eigvalsh_tridiagonal
+
+    out = np.empty(m)
+    dof = np.arange(d - 1, 0, -1)
+    for i in range(m):
+        diag = math.sqrt(2.0) * rng.standard_normal(d)
+        off = np.sqrt(rng.chisquare(dof))
+        lo = eigvalsh_tridiagonal(diag, off, select="i", select_range=(0, 0))[0]
+        hi = eigvalsh_tridiagonal(diag, off, select="i", select_range=(d - 1, d - 1))[0]
+        out[i] = max(hi, -lo)
+    return out
+
+
+def test_mean_upper_bound_dominates_the_exact_mean_and_is_below_2_sqrt_d():
+    for d in (1, 2, 5, 20, 50):
+        exact = goe.goe_lambda1_mean_std(d)[0]
+        bound = goe.goe_lambda1_mean_upper_bound(d)
+        assert exact <= bound < 2 * math.sqrt(d)
+
+
+def test_norm_bound_beyond_the_exact_range_is_valid_and_within_ten_percent():
+    d = goe.D_MAX + 76
+    rng = np.random.default_rng(11)
+    norms = _tridiagonal_extremes(d, 300, rng)
+    for rho in (0.05, 0.01):
+        bound = float(goe.goe_norm_bound(d, rho))
+        assert bound == pytest.approx(float(goe.goe_norm_isf(rho, d)))
+        # valid: the empirical exceedance is at most rho (binomial, 99.9% one-sided)
+        k = int(np.sum(norms > bound))
+        assert k <= stats.binom.ppf(0.999, norms.size, rho)
+        # tight to 10%: above the Monte Carlo quantile (an upper confidence value) by <= 10%
+        q_upper = float(np.quantile(norms, 1.0 - rho / 4))
+        assert bound <= 1.10 * q_upper, (rho, bound, q_upper)
+    # Tracy-Widom helpers accept any d
+    assert np.isfinite(goe.tracy_widom_approx_quantile(0.5, 5000))
+    assert 0.0 < float(goe.tracy_widom_approx_cdf(2 * math.sqrt(5000), 5000)) < 1.0
+
+
+def test_the_ten_percent_check_fails_for_a_loose_bound():
+    """Tester of the tester: twice the concentration term is more than 10% too loose at d = 1100."""
+    d = goe.D_MAX + 76
+    norms = _tridiagonal_extremes(d, 100, np.random.default_rng(12))
+    loose = goe.goe_lambda1_mean_upper_bound(d) + 2 * 2 * math.sqrt(math.log(2 / 1e-6)) + 0.1 * 2 * math.sqrt(d)
+    assert loose > 1.10 * float(np.quantile(norms, 0.99))
+
+
+def test_exact_law_at_d_512_matches_the_tridiagonal_model():
+    d = 512
+    norms = _tridiagonal_extremes(d, 300, np.random.default_rng(13))
+    med = float(goe.goe_norm_isf(0.5, d))
+    frac = float(np.mean(norms > med))
+    assert abs(frac - 0.5) < 4 * math.sqrt(0.25 / norms.size)

@@ -62,6 +62,13 @@ async () => {
                             Math.max(box.left, 0) - r.left);
       if (over > 1) out.push(`equation overflows by ${Math.round(over)}px: ${describe(el)}`);
     });
+    // inline math (text and outputs, e.g. sympy's LaTeX) must not run past the column either
+    document.querySelectorAll('mjx-container:not([display="true"])').forEach(el => {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > colRight + 1) {
+        out.push(`inline math overflows by ${Math.round(r.right - colRight)}px: ${describe(el)}`);
+      }
+    });
     document.querySelectorAll('table').forEach(t => {
       const box = t.parentElement;
       if (box.scrollWidth > box.clientWidth + 1 || t.getBoundingClientRect().right > colRight + 1) {

@@ -1016,7 +1016,7 @@ def goe_lambda1_isf(q: ArrayLike, d: int) -> np.ndarray | float:
 def goe_norm_isf(q: ArrayLike, d: int) -> np.ndarray | float:
     r"""Exact upper quantile of :math:`\|G\|_2`: :math:`x` with :math:`P(\|G\|_2>x)=q` (standard GOE).
 
-    For :math:`d >` :data:`D_MAX` the exact law is not computed; the function returns the
+    For :math:`d >` ``D_MAX`` (1024) the exact law is not computed; the function returns the
     rigorous upper bound :math:`\bar x \ge x` with :math:`P(\|G\|_2 > \bar x) \le q` of
     :func:`goe_norm_concentration_bound` (Sudakov–Fernique mean bound plus Gaussian
     concentration): within 10% of the exact quantile for :math:`d \ge 1024` and
@@ -1048,7 +1048,7 @@ def goe_norm_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0,
     :math:`\|G\|_2=\max(\lambda_{\max},-\lambda_{\min})`. ``method="exact"`` inverts the
     exact law of :math:`\|G\|_2` (:func:`goe_norm_sf`), which is at most slightly
     smaller. Normalization of Alg 6: off-diagonal variance :math:`\sigma^2`, diagonal
-    :math:`2\sigma^2`. For :math:`d >` :data:`D_MAX` (where the exact law is not
+    :math:`2\sigma^2`. For :math:`d >` ``D_MAX`` (1024) (where the exact law is not
     computed) both methods return the rigorous bound of
     :func:`goe_norm_concentration_bound`, :math:`\sigma(2\E\norm{g} + 2\sqrt{\log(2/\rho)})`,
     valid for every :math:`d` and within 10% of the exact quantile there.
@@ -1116,7 +1116,7 @@ def goe_norm_concentration_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0) 
     a union bound over :math:`\pm` gives probability :math:`\le\rho`. This is the
     kind of statement Lemma 19 of Redberg & Wang (2021) makes with unspecified
     constants; the mean is the exact one (:func:`goe_lambda1_mean_std`) for
-    :math:`d \le` :data:`D_MAX` and its rigorous upper bound
+    :math:`d \le` ``D_MAX`` (1024) and its rigorous upper bound
     :func:`goe_lambda1_mean_upper_bound` beyond.
     """
     d = _check_d_any(d)

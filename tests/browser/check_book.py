@@ -203,7 +203,7 @@ def main(argv: list[str]) -> int:
                     problems.append("no figure on the main chapter")
                 page.screenshot(path=str(shot_dir / "per_instance_dp.png"), full_page=True)
                 # and one screen around the profile theorem, legible at a glance
-                page.locator("#thm-rkw-b1").scroll_into_view_if_needed()
+                page.locator("div#thm-rkw-b1").scroll_into_view_if_needed()
                 page.screenshot(path=str(shot_dir / "per_instance_dp_math.png"))
             status = "ok" if not problems else "FAIL: " + "; ".join(problems)
             line = f"{rel:55s} math {info['n_mjx']:4d}  images {info['n_img']:3d}  {status}"

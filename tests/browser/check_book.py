@@ -192,7 +192,9 @@ def main(argv: list[str]) -> int:
                 img = page.locator("article img, main img, .bd-article img").nth(info["widest_img"])
                 img.scroll_into_view_if_needed()
                 img.screenshot(path=str(shot_dir / f"{stem}_figure.png"))
-                theorem = page.locator("div.proof.theorem, div.proof.lemma, div.proof.definition").first
+                theorem = page.locator("div.proof.theorem").first
+                if not theorem.count():
+                    theorem = page.locator("div.proof.lemma, div.proof.definition").first
                 if theorem.count():
                     theorem.scroll_into_view_if_needed()
                     theorem.screenshot(path=str(shot_dir / f"{stem}_theorem.png"))

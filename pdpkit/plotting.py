@@ -47,8 +47,8 @@ __all__ = [
     "smallest_font_pt",
 ]
 
-PAGE_WIDTH_IN = 6.8
-"""Width of the book's text column in inches at 100 dpi (≈ 680 CSS pixels)."""
+PAGE_WIDTH_IN = 6.6
+"""Width of a figure that fills the text column, in inches at 100 dpi (660 CSS pixels of the ≈ 690 available)."""
 
 MIN_FONT_PT = 9.0
 """Smallest font size (points, at the size the figure is shown) any text may have."""

@@ -13,7 +13,7 @@ For every HTML page of the book:
 * nothing overflows its column: no display equation, table, code cell or output whose
   content is wider than its box (``scrollWidth > clientWidth``), and no typeset
   equation wider than the text column;
-* no figure is shrunk below half its pixel width (figures are 2× PNGs drawn at the
+* no figure is shrunk below half its pixel width, less 5% (figures are 2× PNGs drawn at the
   page width, so a figure shrunk further has text below the legible size).
 
 The per-instance DP chapter must contain math and figures, and a full-page
@@ -107,7 +107,7 @@ async () => {
     broken_img: imgs.filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src),
     overflow: overflowing(),
     shrunk_img: imgs.filter(img => img.naturalWidth > 0 &&
-        img.getBoundingClientRect().width < img.naturalWidth / 2 - 2)
+        img.getBoundingClientRect().width < 0.95 * img.naturalWidth / 2)
         .map(img => `${img.src.split('/').pop()} shown at ${Math.round(img.getBoundingClientRect().width)}px of ${img.naturalWidth}px`),
     widest_img: imgs.reduce((best, img, i) =>
         (best < 0 || img.getBoundingClientRect().width > imgs[best].getBoundingClientRect().width) ? i : best, -1),

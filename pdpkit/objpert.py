@@ -6,7 +6,9 @@ and a GLM loss :math:`f` (:mod:`pdpkit.losses`),
 .. math::
 
    J(\theta; D) = \sum_{i=1}^n f(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|_2^2,
-   \qquad
+
+.. math::
+
    \hat\theta^P = \operatorname{argmin}_\theta\; J(\theta; D) + b^\top\theta,
    \quad b \sim \mathcal N(0, \sigma^2 I_d).
 

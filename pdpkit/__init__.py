@@ -9,12 +9,14 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.objpert` — exact objective perturbation and its ex-post pDP.
 * :mod:`pdpkit.goe` — the law of the GOE's extreme eigenvalues and norm.
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
+* :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
 """
 
 from . import (
+    accounting,
     analyze_gauss,
     audit,
     datasets,
@@ -30,6 +32,7 @@ from . import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "accounting",
     "analyze_gauss",
     "audit",
     "datasets",

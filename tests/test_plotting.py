@@ -4,10 +4,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from pdpkit import plotting as pp  # noqa: E402
+from pdpkit import plotting as pp
 
 
 def test_two_panels_fit_the_page_and_pass():

@@ -310,3 +310,31 @@ def test_audit_of_the_linear_loss_pair_passes_at_sigma_and_fails_at_0_4_sigma():
 def test_bad_input_names_the_parameter(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# ---------------------------------------------------------------- non-GLM losses
+def test_nonglm_reduces_to_the_glm_curves_at_d_1():
+    e = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 4.0])
+    np.testing.assert_allclose(acc.objpert_delta_nonglm(e, d=1, **P), acc.objpert_delta(e, **P), rtol=1e-9)
+    al = np.array([1.0, 1.5, 2.0, 8.0])
+    np.testing.assert_allclose(acc.objpert_rdp_nonglm(al, d=1, **P), acc.objpert_rdp(al, **P), rtol=1e-9)
+
+
+def test_nonglm_matches_chi_quadrature_in_mpmath_and_grows_with_d():
+    d = 4
+    a = P["L"] / P["sigma"]
+    c = -d * math.log1p(-P["beta"] / P["lam"]) + a * a / 2
+    chi_pdf = lambda w: mp.mpf(2) ** (1 - d / 2) * w ** (d - 1) * mp.e ** (-w * w / 2) / mp.gamma(d / 2)
+    for e in (0.5, 2.0, 3.5):
+        with mp.workdps(30):
+            w0 = max(mp.mpf(0), (e - c) / a)
+            ref = mp.quad(lambda w, e=e: chi_pdf(w) * max(mp.mpf(0), 1 - mp.e ** (e - c - a * w)),
+                          [w0, w0 + 1, w0 + 4, w0 + 16, mp.inf])
+        assert float(acc.objpert_delta_nonglm(e, d=d, **P)) == pytest.approx(float(ref), rel=1e-9)
+    with mp.workdps(30):
+        ref_rdp = mp.log(mp.quad(lambda w: chi_pdf(w) * mp.e ** (a * w), [0, 1, 4, 16, mp.inf])) + c
+    assert float(acc.objpert_rdp_nonglm(2.0, d=d, **P)) == pytest.approx(float(ref_rdp), rel=1e-9)
+    e = np.array([1.0, 3.0])
+    assert np.all(acc.objpert_delta_nonglm(e, d=8, **P) >= acc.objpert_delta_nonglm(e, d=4, **P))
+    with pytest.raises(ValueError, match="d"):
+        acc.objpert_delta_nonglm(1.0, d=0, **P)

@@ -10,6 +10,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.goe` — the law of the GOE's extreme eigenvalues and norm.
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
+* :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
@@ -17,6 +18,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 
 from . import (
     accounting,
+    amp,
     analyze_gauss,
     audit,
     datasets,
@@ -33,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "accounting",
+    "amp",
     "analyze_gauss",
     "audit",
     "datasets",

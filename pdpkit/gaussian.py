@@ -180,6 +180,17 @@ def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     terms share the factor :math:`e^{-x_1^2/2}`, so the difference has no cancellation
     beyond that of two scaled complementary error functions.
     """
+    eps, mu = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(mu, dtype=float))
+    neg = eps < 0.0
+    if np.any(neg):
+        # negative eps: H_{e^eps}(P||Q) = 1 - e^eps + e^eps H_{e^-eps}(Q||P), and the Gaussian
+        # pair is symmetric, so the formula below is only ever evaluated at eps >= 0
+        out = np.empty(eps.shape)
+        pos = ~neg
+        out[pos] = _delta_from_mu(eps[pos], mu[pos])
+        en = eps[neg]
+        out[neg] = -np.expm1(en) + np.exp(en) * _delta_from_mu(-en, mu[neg])
+        return np.clip(out, 0.0, 1.0)
     x1 = mu / 2.0 - eps / mu
     x2 = -mu / 2.0 - eps / mu
     g = np.exp(-0.5 * x1 * x1)

@@ -281,3 +281,15 @@ def test_ridge_global_bound_dominates_adversarial_search():
                 best = max(best, op.ridge_addition_sensitivity_nonprivate(X, y, U, ys, lam).max())
             assert best <= bound
             assert best >= 0.2 * bound  # and the bound is not absurdly loose on small n
+
+
+def test_delta_at_negative_eps_matches_mpmath_and_is_finite():
+    """delta(eps) for eps < 0 (used when a Gaussian loss is composed with another one):
+    the direct formula overflows to NaN; the symmetric identity must not."""
+    eps = np.array([-200.0, -50.0, -10.0, -1.0, -0.1])
+    got = g.gaussian_delta(eps, 0.2, 1.0)
+    assert np.all(np.isfinite(got))
+    with mp.workdps(50):
+        ref = [float(mp.ncdf(mp.mpf("0.1") - mp.mpf(x) / mp.mpf("0.2"))
+                     - mp.e ** mp.mpf(x) * mp.ncdf(mp.mpf("-0.1") - mp.mpf(x) / mp.mpf("0.2"))) for x in eps]
+    np.testing.assert_allclose(got, ref, rtol=1e-12)

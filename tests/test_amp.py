@@ -1,0 +1,91 @@
+"""Accounting of approximate minima perturbation (Alg 1, Thm 4.1 of Redberg, Koskela & Wang 2023).
+
+References independent of the code under test: mpmath quadrature of the composed pair
+with the Gaussian profile written out in mpmath, Monte Carlo of the composed privacy
+loss, Thm 4.1 by hand, and the tau = 0 reduction to ObjPert.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from pdpkit import accounting as acc
+from pdpkit import amp
+
+K = dict(C=1.0, beta=0.25, lam=1.0, sigma=2.0, sigma_out=0.5, tau=0.05)
+
+
+def _ref_delta(eps: float, *, C, beta, lam, sigma, sigma_out, tau) -> float:
+    with mp.workdps(30):
+        a = mp.mpf(C) / sigma
+        c = -mp.log1p(-mp.mpf(beta) / lam) + a * a / 2
+        mu = 2 * mp.mpf(tau) / (lam * sigma_out)
+
+        def gauss_profile(x):  # H_{e^x}(N(mu, 1) || N(0, 1)) for any real x
+            return mp.ncdf(mu / 2 - x / mu) - mp.e**x * mp.ncdf(-mu / 2 - x / mu)
+
+        f = lambda t: 2 * mp.npdf(t) * gauss_profile(mp.mpf(eps) - c - a * t)
+        knee = max(mp.mpf(0), (mp.mpf(eps) - c) / a)
+        return float(mp.quad(f, [0, knee, knee + 1, knee + 4, knee + 16, mp.inf]))
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.5, 1.0, 2.0, 4.0])
+def test_amp_delta_matches_mpmath_quadrature(eps):
+    assert float(amp.amp_delta(eps, **K)) == pytest.approx(_ref_delta(eps, **K), rel=1e-8)
+
+
+def test_amp_delta_matches_monte_carlo_of_the_composed_loss():
+    rng = np.random.default_rng(0)
+    a = K["C"] / K["sigma"]
+    c = -math.log1p(-K["beta"] / K["lam"]) + a * a / 2
+    mu = 2 * K["tau"] / (K["lam"] * K["sigma_out"])
+    n = 2_000_000
+    loss = c + a * np.abs(rng.standard_normal(n)) + mu * mu / 2 + mu * rng.standard_normal(n)
+    for eps in (0.5, 1.0):
+        vals = np.maximum(0.0, -np.expm1(eps - loss))
+        mc, se = vals.mean(), vals.std() / math.sqrt(n)
+        assert abs(float(amp.amp_delta(eps, **K)) - mc) < 5 * se
+
+
+def test_tau_zero_is_objpert_and_tau_costs_privacy():
+    e = np.array([0.0, 0.5, 1.0, 2.0])
+    base = acc.objpert_delta(e, L=1.0, beta=0.25, lam=1.0, sigma=2.0)
+    np.testing.assert_allclose(amp.amp_delta(e, **{**K, "tau": 0.0}), base, rtol=1e-8)
+    assert np.all(amp.amp_delta(e, **K) >= base)
+
+
+def test_amp_rdp_is_theorem_4_1_by_hand():
+    al = np.array([1.0, 2.0, 8.0])
+    by_hand = acc.objpert_rdp(al, L=1.0, beta=0.25, lam=1.0, sigma=2.0) + 2 * 0.05**2 * al / (0.5**2 * 1.0**2)
+    np.testing.assert_allclose(amp.amp_rdp(al, **K), by_hand, rtol=1e-12)
+
+
+def test_amp_epsilon_exact_is_below_rdp_and_safe():
+    e_rdp = amp.amp_epsilon(1e-6, **K)
+    e_pld = amp.amp_epsilon(1e-6, **K, accounting="pld")
+    assert e_pld <= e_rdp
+    assert float(amp.amp_delta(e_pld, **K)) <= 1e-6
+
+
+def test_amp_calibrate_gives_the_guarantee_and_the_smallest_lambda():
+    lam, sigma = amp.amp_calibrate(1.0, 1e-5, C=1.0, beta=0.25, sigma_out=0.1, tau=1e-3)
+    kw = dict(C=1.0, beta=0.25, sigma=sigma, sigma_out=0.1, tau=1e-3)
+    assert amp.amp_epsilon(1e-5, lam=lam, **kw) <= 1.0
+    assert amp.amp_epsilon(1e-5, lam=lam * (1 - 1e-4), **kw) > 1.0
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: amp.amp_delta(1.0, **{**K, "sigma_out": 0.0}), "sigma_out"),
+    (lambda: amp.amp_delta(1.0, **{**K, "tau": -1.0}), "tau"),
+    (lambda: amp.amp_delta(1.0, **{**K, "sigma": -1.0}), "sigma"),
+    (lambda: amp.amp_epsilon(1e-5, **K, accounting="moments"), "accounting"),
+    (lambda: amp.amp_epsilon(2.0, **K), "delta"),
+    (lambda: amp.amp_rdp(0.5, **K), "alpha"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

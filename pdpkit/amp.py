@@ -19,7 +19,10 @@ sensitivity :math:`2\tau/\lambda` and noise :math:`\sigma_{\rm out}` (the source
   :math:`\delta(\varepsilon) = \mathbb E_{|Z|}[\delta_{\mu}(\varepsilon - Y)]`, a one-dimensional
   integral of the Gaussian profile :math:`\delta_\mu` (:func:`pdpkit.gaussian.gaussian_delta`);
 * :func:`amp_epsilon`, :func:`amp_calibrate` — inversion and the calibration rule of §5,
-  under RDP (as the source) or the exact profile.
+  under RDP (as the source) or the exact profile;
+* the DP-SGD baseline's accounting, through dp_accounting: :func:`dpsgd_event`,
+  :func:`dpsgd_noise_multiplier` (optionally paying for hyperparameter tuning with the
+  Poisson repeat-and-select of Papernot & Steinke 2022) and :func:`poisson_select_mean`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ __all__ = [
     "amp_delta",
     "amp_epsilon",
     "amp_calibrate",
+    "dpsgd_event",
+    "dpsgd_noise_multiplier",
+    "poisson_select_mean",
 ]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -195,3 +201,55 @@ def amp_calibrate(eps: float, delta: float, *, C: float, beta: float, sigma_out:
         if hi / lo < 1 + 1e-7:
             break
     return hi, sigma
+
+
+# ---------------------------------------------------------------- DP-SGD baseline
+def dpsgd_event(noise_multiplier: float, *, sample_rate: float, steps: int, select_mean: float | None = None):
+    r"""The dp_accounting event of DP-SGD: ``steps`` Poisson-subsampled Gaussian steps.
+
+    With ``select_mean``, the whole training is repeated a Poisson(``select_mean``) number of
+    times and the best run released (``RepeatAndSelectDpEvent`` with infinite shape:
+    Papernot & Steinke 2022, Thm 2), which is what honest hyperparameter tuning costs.
+    """
+    from dp_accounting import dp_event
+
+    nm = float(check_positive(noise_multiplier, "noise_multiplier"))
+    q = float(check_probability(sample_rate, "sample_rate"))
+    from ._validation import check_int_at_least
+
+    steps = check_int_at_least(steps, "steps", 1)
+    event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(nm)), steps)
+    if select_mean is not None:
+        event = dp_event.RepeatAndSelectDpEvent(event, float(check_positive(select_mean, "select_mean")), np.inf)
+    return event
+
+
+def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, steps: int,
+                           select_mean: float | None = None) -> float:
+    r"""Smallest DP-SGD noise multiplier (noise std / clipping norm) for (ε, δ)-DP.
+
+    Accounted by dp_accounting's ``RdpAccountant`` with its default orders (add/remove
+    neighbours) and calibrated by ``dp_accounting.calibrate_dp_mechanism``; with
+    ``select_mean`` the cost of tuning by Poisson repeat-and-select is included.
+    """
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    eps = float(check_positive(eps, "eps"))
+    delta = float(check_probability(delta, "delta"))
+    nm = dp_accounting.calibrate_dp_mechanism(
+        RdpAccountant,
+        lambda m: dpsgd_event(m, sample_rate=sample_rate, steps=steps, select_mean=select_mean),
+        eps, delta, dp_accounting.ExplicitBracketInterval(1e-3, 1e4), tol=1e-6)
+    return float(nm)
+
+
+def poisson_select_mean(grid_size: int, *, prob: float = 0.9) -> float:
+    r"""Mean μ of the Poisson number of tuning runs so that a given grid point is tried with
+    probability at least ``prob``: each run draws a point uniformly from ``grid_size``, so
+    :math:`P(\text{tried}) = 1 - e^{-\mu/m}` and :math:`\mu = m\log(1/(1 - \text{prob}))`."""
+    from ._validation import check_int_at_least
+
+    m = check_int_at_least(grid_size, "grid_size", 1)
+    prob = float(check_probability(prob, "prob"))
+    return float(m * -math.log1p(-prob))

@@ -89,3 +89,31 @@ def test_amp_calibrate_gives_the_guarantee_and_the_smallest_lambda():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ------------------------------------------------------------ DP-SGD baseline
+def test_dpsgd_noise_multiplier_against_dp_accounting_directly():
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import RdpAccountant
+
+    q, steps = 256 / 30000, 500
+    nm = amp.dpsgd_noise_multiplier(1.0, 1e-5, sample_rate=q, steps=steps)
+
+    def eps_at(m):
+        ev = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(m)), steps)
+        return RdpAccountant().compose(ev).get_epsilon(1e-5)
+
+    assert eps_at(nm) <= 1.0 + 1e-9 and eps_at(nm * (1 - 1e-3)) > 1.0
+    tuned = amp.dpsgd_noise_multiplier(1.0, 1e-5, sample_rate=q, steps=steps,
+                                       select_mean=amp.poisson_select_mean(6))
+    assert tuned > nm  # honest tuning costs noise
+
+
+def test_poisson_select_mean_covers_a_grid_point_with_the_stated_probability():
+    mu = amp.poisson_select_mean(10, prob=0.9)
+    rng = np.random.default_rng(1)
+    runs = rng.poisson(mu, size=20000)
+    tried = np.array([np.any(rng.integers(10, size=k) == 0) for k in runs])
+    assert abs(tried.mean() - 0.9) < 4 * math.sqrt(0.09 / tried.size)
+    with pytest.raises(ValueError, match="grid_size"):
+        amp.poisson_select_mean(0)

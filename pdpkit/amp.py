@@ -1,6 +1,7 @@
-r"""Approximate minima perturbation (AMP) with gradient clipping: its privacy accounting.
+r"""Approximate minima perturbation (AMP) with gradient clipping, and its privacy accounting.
 
-Redberg, Koskela & Wang (2023), §4, Alg 1 and Thm 4.1 (App. F). Alg 1 minimizes the
+Redberg, Koskela & Wang (2023), §4, Alg 1 and Thm 4.1 (App. F): :class:`ClippedGLMLoss` and
+:func:`amp_fit` implement the mechanism. Alg 1 minimizes the
 perturbed objective of ObjPert built from clipped-gradient losses (gradient norm at most
 ``C``, smoothness β kept, Thm F.2–F.3) only approximately — until the perturbed gradient
 is at most τ — and releases the approximate minimizer :math:`\tilde\theta` plus
@@ -34,11 +35,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate, optimize
 
-from ._validation import as_finite_array, check_nonnegative, check_positive, check_probability
+from dataclasses import dataclass
+
+from ._solver import _check_data, _check_loss, _freeze
+from ._validation import as_finite_array, as_generator, check_int_at_least, check_nonnegative, check_positive, check_probability
+from .losses import GLMLoss
 from .accounting import _constants, objpert_rdp
 from .gaussian import _delta_from_mu, gaussian_rdp, gaussian_sigma
 
 __all__ = [
+    "ClippedGLMLoss",
+    "AMPResult",
+    "amp_fit",
     "amp_rdp",
     "amp_delta",
     "amp_epsilon",
@@ -49,6 +57,186 @@ __all__ = [
 ]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+# ---------------------------------------------------------------- clipped losses
+class ClippedGLMLoss:
+    r"""The clipped-gradient loss :math:`f_C` of a convex GLM loss (Song et al. 2020, Lemma 5.1;
+    Redberg, Koskela & Wang 2023, Thm F.2–F.3).
+
+    For a row of norm :math:`r = \|x\|`, :math:`f_C(\cdot\,; y, r)` equals :math:`f` where
+    :math:`|f'| \le C/r` and continues linearly with slope :math:`\pm C/r` beyond the points
+    :math:`u_L \le u_H` where :math:`f' = \mp C/r`. It is convex, its gradient
+    :math:`f_C'\,x` has norm at most ``C`` (so ``lipschitz = C`` for any row), and
+    :math:`0 \le f_C'' \le f''` keeps the smoothness β of ``loss`` (Thm F.3); the gradient is
+    the clipped gradient :math:`\min\{1, C/\|\nabla\ell\|\}\nabla\ell` of DP-SGD.
+    """
+
+    def __init__(self, loss: str | GLMLoss, C: float) -> None:
+        self.loss = _check_loss(loss)
+        self.C = float(check_positive(C, "C"))
+        self.lipschitz = self.C
+        self.smoothness = self.loss.smoothness
+        self.name = f"clipped {self.loss.name} (C = {self.C:g})"
+
+    def __repr__(self) -> str:
+        return f"<ClippedGLMLoss of {self.loss.name!r}: C={self.C:g}, beta={self.smoothness:g}>"
+
+    def _bounds(self, y: np.ndarray, row_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(u_L, u_H) per row: f'(u_L) = -C/r, f'(u_H) = C/r (-inf / +inf where never reached)."""
+        with np.errstate(divide="ignore"):
+            s = np.where(row_norm > 0, self.C / np.where(row_norm > 0, row_norm, 1.0), np.inf)
+        out = []
+        for sign in (-1.0, 1.0):
+            target = sign * s
+            lo = np.full(y.shape, -1.0)
+            hi = np.full(y.shape, 1.0)
+            for _ in range(60):  # bracket f'(lo) < target < f'(hi) where possible
+                bad_lo = self.loss._d1(lo, y) >= target
+                bad_hi = self.loss._d1(hi, y) <= target
+                if not (np.any(bad_lo) or np.any(bad_hi)):
+                    break
+                lo = np.where(bad_lo, 2.0 * lo, lo)
+                hi = np.where(bad_hi, 2.0 * hi, hi)
+            never_low = self.loss._d1(lo, y) >= target  # f' never goes below target
+            never_high = self.loss._d1(hi, y) <= target
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                below = self.loss._d1(mid, y) < target
+                lo = np.where(below, mid, lo)
+                hi = np.where(below, hi, mid)
+            u = 0.5 * (lo + hi)
+            if sign < 0:
+                u = np.where(never_low | ~np.isfinite(target), -np.inf, u)
+            else:
+                u = np.where(never_high | ~np.isfinite(target), np.inf, u)
+            out.append(u)
+        return out[0], out[1]
+
+    def _prepare(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike):
+        t = as_finite_array(t, "t")
+        y = self.loss.check_labels(y)
+        r = check_nonnegative(row_norm, "row_norm")
+        t, y, r = np.broadcast_arrays(t, y, r)
+        return t, y, r
+
+    def value(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike) -> np.ndarray:
+        """:math:`f_C(t; y)` for rows of norm ``row_norm`` (elementwise, broadcasting)."""
+        t, y, r = self._prepare(t, y, row_norm)
+        uL, uH = self._bounds(y, r)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.where(r > 0, self.C / np.where(r > 0, r, 1.0), np.inf)
+            inner = self.loss._value(np.clip(t, uL, uH), y)
+            below = t < uL
+            above = t > uH
+            out = np.where(below, self.loss._value(np.where(below, uL, 0.0), y) - s * (t - np.where(below, uL, 0.0)), inner)
+            out = np.where(above, self.loss._value(np.where(above, uH, 0.0), y) + s * (t - np.where(above, uH, 0.0)), out)
+        return out
+
+    def d1(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike) -> np.ndarray:
+        r""":math:`f_C'(t; y) = \operatorname{clip}(f'(t; y), -C/r, C/r)`."""
+        t, y, r = self._prepare(t, y, row_norm)
+        return self._d1_d2(t, y, r)[0]
+
+    def d2(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike) -> np.ndarray:
+        """:math:`f_C''`: :math:`f''` where the gradient is not clipped, 0 where it is."""
+        t, y, r = self._prepare(t, y, row_norm)
+        return self._d1_d2(t, y, r)[1]
+
+    def _d1_d2(self, t: np.ndarray, y: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d1, d2 = self.loss._d1_d2(t, y)
+        with np.errstate(divide="ignore"):
+            s = np.where(r > 0, self.C / np.where(r > 0, r, 1.0), np.inf)
+        clipped = np.abs(d1) > s
+        return np.clip(d1, -s, s), np.where(clipped, 0.0, d2)
+
+
+@dataclass(frozen=True, eq=False)
+class AMPResult:
+    r"""Output of :func:`amp_fit`. ``theta`` is the release :math:`\tilde\theta + \mathcal N(0, \sigma_{\rm out}^2 I)`;
+    ``grad_norm_nonprivate`` is the perturbed-gradient norm at :math:`\tilde\theta`
+    (:math:`\le\tau`; a function of the data and of ``b``: not for publication)."""
+
+    theta: np.ndarray
+    grad_norm_nonprivate: float
+    n_iter: int
+    lam: float
+    sigma: float
+    sigma_out: float
+    tau: float
+    C: float
+
+
+def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigma: float, sigma_out: float,
+            tau: float, clip: float | None = None, rng=None, b: ArrayLike | None = None,
+            max_iter: int = 500) -> AMPResult:
+    r"""Approximate minima perturbation with gradient clipping (Redberg, Koskela & Wang 2023, Alg 1).
+
+    Minimizes :math:`\sum_i f_C(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|^2 + b^\top\theta`,
+    :math:`b \sim \mathcal N(0, \sigma^2 I_d)` (or the given ``b``), by damped Newton steps on the
+    clipped objective until its gradient norm, computed in float64, is at most ``tau``, and
+    releases the point plus :math:`\mathcal N(0, \sigma_{\rm out}^2 I_d)`. ``clip`` is the
+    clipping threshold C; ``None`` uses the loss's own Lipschitz constant (rows must then
+    have norm at most 1). Its privacy is :func:`amp_rdp` / :func:`amp_delta` with that C.
+    Raises ``RuntimeError`` — and releases nothing — if τ is not reached in ``max_iter``
+    iterations.
+    """
+    base = _check_loss(loss)
+    X, y = _check_data(X, y, base)
+    d = X.shape[1]
+    lam = float(check_positive(lam, "lam"))
+    sigma = float(check_positive(sigma, "sigma"))
+    sigma_out = float(check_positive(sigma_out, "sigma_out"))
+    tau = float(check_nonnegative(tau, "tau"))
+    max_iter = check_int_at_least(max_iter, "max_iter", 1)
+    row_norm = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if clip is None:
+        if not math.isfinite(base.lipschitz):
+            raise ValueError(f"clip must be given for the {base.name!r} loss, whose gradient is unbounded")
+        if row_norm.size and row_norm.max() > 1.0 + 1e-12:
+            raise ValueError("rows of X must have norm <= 1 when clip is None (or pass clip=C)")
+        C = float(base.lipschitz)
+    else:
+        C = float(check_positive(clip, "clip"))
+    closs = ClippedGLMLoss(base, C)
+    gen = as_generator(rng)
+    if b is None:
+        b = gen.normal(0.0, sigma, size=d)
+    else:
+        b = as_finite_array(b, "b", ndim=1)
+        if b.shape != (d,):
+            raise ValueError(f"b must have shape ({d},); got {b.shape}")
+    uL, uH = closs._bounds(y, row_norm)
+    s = np.where(row_norm > 0, C / np.where(row_norm > 0, row_norm, 1.0), np.inf)
+
+    def objective(theta: np.ndarray) -> float:
+        z = X @ theta
+        zc = np.clip(z, uL, uH)
+        vals = base._value(zc, y) + np.where(z < uL, -s * (z - zc), 0.0) + np.where(z > uH, s * (z - zc), 0.0)
+        return float(np.sum(vals) + 0.5 * lam * theta @ theta + b @ theta)
+
+    theta = np.zeros(d)
+    gnorm = math.inf
+    for it in range(max_iter + 1):
+        z = X @ theta
+        g1, g2 = closs._d1_d2(z, y, row_norm)
+        grad = X.T @ g1 + lam * theta + b
+        gnorm = float(np.linalg.norm(grad))
+        if gnorm <= tau:
+            break
+        if it == max_iter:
+            raise RuntimeError(f"AMP did not reach the gradient threshold tau = {tau:g} in {max_iter} "
+                               f"iterations (gradient norm {gnorm:.3e}); nothing was released")
+        H = (X * g2[:, None]).T @ X + lam * np.eye(d)
+        step = np.linalg.solve(H, grad)
+        f0, t_step = objective(theta), 1.0
+        slope = float(grad @ step)
+        while objective(theta - t_step * step) > f0 - 1e-4 * t_step * slope and t_step > 1e-12:
+            t_step *= 0.5
+        theta = theta - t_step * step
+    released = theta + gen.normal(0.0, sigma_out, size=d)
+    return AMPResult(theta=_freeze(released), grad_norm_nonprivate=gnorm, n_iter=it, lam=lam, sigma=sigma,
+                     sigma_out=sigma_out, tau=tau, C=C)
 
 
 def _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp) -> tuple[float, float, float]:

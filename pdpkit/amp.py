@@ -325,7 +325,7 @@ def amp_epsilon(delta: float, *, C: float, beta: float, lam: float, sigma: float
             rho = float(amp_rdp(al, **kw))
             return rho + math.log1p(-1.0 / al) - math.log(delta * al) / (al - 1.0)
 
-        grid = np.linspace(math.log(0.02), math.log(5000.0), 160)
+        grid = np.linspace(math.log(0.02), math.log(5000.0), 60)
         vals = np.array([eps_of(g) for g in grid])
         j = int(np.argmin(vals))
         res = optimize.minimize_scalar(eps_of, bounds=(grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]),
@@ -424,12 +424,19 @@ def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, step
     import dp_accounting
     from dp_accounting.rdp import RdpAccountant
 
+    from absl import logging as absl_logging
+
     eps = float(check_positive(eps, "eps"))
     delta = float(check_probability(delta, "delta"))
-    nm = dp_accounting.calibrate_dp_mechanism(
-        RdpAccountant,
-        lambda m: dpsgd_event(m, sample_rate=sample_rate, steps=steps, select_mean=select_mean),
-        eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.ERROR)  # the bracket search visits orders that fail to converge
+    try:
+        nm = dp_accounting.calibrate_dp_mechanism(
+            RdpAccountant,
+            lambda m: dpsgd_event(m, sample_rate=sample_rate, steps=steps, select_mean=select_mean),
+            eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
+    finally:
+        absl_logging.set_verbosity(verbosity)
     return float(nm)
 
 

@@ -469,13 +469,23 @@ def objpert_dominating_pair(*, L: float, beta: float, lam: float, sigma: float,
 
 def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool = False,
                 value_discretization_interval: float = 1e-4, tail_mass: float = 1e-15):
-    r"""Pessimistic dp_accounting ``PrivacyLossDistribution`` of the dominating pair.
+    r"""Pessimistic dp_accounting ``PrivacyLossDistribution`` of the dominating pair, by connect-the-dots.
 
-    The privacy loss :math:`Y = c + a|Z|` under :math:`P` is rounded **up** to the grid
-    of spacing ``value_discretization_interval`` (each term of
-    :math:`\mathbb E[(1 - e^{\varepsilon - Y})_+]` grows with :math:`Y`, so every
-    hockey-stick divergence of the result, alone or composed, is an upper bound); the
-    upper tail beyond probability ``tail_mass`` is put at :math:`+\infty` (counted in δ).
+    Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (2022): on the grid
+    :math:`\varepsilon_k = kh` (``h = value_discretization_interval``) the exact profile
+    :math:`\delta(\varepsilon_k)` (:func:`objpert_delta`) is interpolated linearly in
+    :math:`e^\varepsilon`. A hockey-stick divergence is convex in :math:`e^\varepsilon`, so the
+    interpolant lies above :math:`\delta` everywhere and equals it on the grid; it is the
+    profile of the PMF with masses
+
+    .. math::
+
+       p_k = \frac{(\delta_{k+1} - \delta_k) - e^h(\delta_k - \delta_{k-1})}{e^h - 1}
+
+    at loss :math:`\varepsilon_k` (no overflow: :math:`e^{\varepsilon_k}` cancels). The grid starts
+    at or below the smallest privacy loss :math:`c = \varepsilon_0 + a^2/2`, where δ is exactly
+    linear in :math:`e^\varepsilon`, and stops where :math:`\delta \le` ``tail_mass``; what is left is
+    put at :math:`+\infty` (counted in δ). The result is pessimistic, alone and composed.
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
@@ -483,17 +493,21 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
     h = float(check_positive(value_discretization_interval, "value_discretization_interval"))
     tail_mass = float(check_probability(tail_mass, "tail_mass"))
     c = eps0 + 0.5 * a * a
-    t_max = float(special.ndtri(1.0 - tail_mass / 2.0))  # P(|Z| > t_max) = tail_mass
     k_lo = math.floor(c / h)
-    k_hi = math.ceil((c + a * t_max) / h)
+    # last grid point: delta(eps) <= tail_mass
+    e_hi = float(objpert_epsilon(tail_mass, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp))
+    k_hi = max(k_lo + 2, math.ceil(e_hi / h))
     ks = np.arange(k_lo, k_hi + 1)
-    # P(Y in ((k-1)h, kh]) = P(|Z| in ((k-1)h - c)/a, (kh - c)/a]), reported at loss kh
-    upper_t = np.clip((ks * h - c) / a, 0.0, t_max)
-    lower_t = np.clip(((ks - 1) * h - c) / a, 0.0, t_max)
-    probs = 2.0 * (special.ndtr(upper_t) - special.ndtr(lower_t))
-    keep = probs > 0
-    loss_probs = dict(zip(ks[keep].tolist(), probs[keep].tolist(), strict=True))
-    infinity_mass = max(0.0, 1.0 - float(probs.sum()))
+    dl = objpert_delta(ks * h, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp)
+    em1 = math.expm1(h)
+    diffs = np.diff(dl)  # delta_{k+1} - delta_k  (<= 0)
+    p = np.empty(ks.size)
+    p[0] = diffs[0] / em1 + (1.0 - dl[0])  # left of the grid delta is linear with slope -(1 - delta_0)/x_0
+    p[1:-1] = (diffs[1:] - (em1 + 1.0) * diffs[:-1]) / em1
+    p[-1] = -(em1 + 1.0) * diffs[-1] / em1
+    p = np.maximum(p, 0.0)  # convexity makes them >= 0 up to rounding
+    infinity_mass = float(dl[-1])
+    loss_probs = {int(k): float(v) for k, v in zip(ks, p, strict=True) if v > 0}
     pmf = pld_pmf.create_pmf(loss_probs, h, infinity_mass, pessimistic_estimate=True)
     return privacy_loss_distribution.PrivacyLossDistribution(pmf)
 

@@ -131,3 +131,18 @@ def test_dpsgd_fit_learns_with_little_noise_and_clips():
     assert acc > best - 0.05
     with pytest.raises(ValueError, match="sample_rate"):
         amp.dpsgd_fit(data.X, data.y, logistic, noise_multiplier=1.0, clip=1.0, sample_rate=1.5, steps=1, lr=0.1)
+
+
+def test_amp_epsilon_rdp_matches_autodp():
+    """autodp converts the same RDP curve independently (its own optimizer over orders)."""
+    import warnings
+
+    from autodp.autodp_core import Mechanism
+
+    for k in (K, {**K, "tau": 0.2, "sigma_out": 0.3}):
+        mech = Mechanism()
+        mech.propagate_updates(lambda a, k=k: float(amp.amp_rdp(max(a, 1.0), **k)), type_of_update="RDP")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            ref = mech.get_approxDP(1e-6)
+        assert amp.amp_epsilon(1e-6, **k) == pytest.approx(ref, rel=1e-6)

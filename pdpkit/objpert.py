@@ -80,7 +80,13 @@ _CHUNK = 8192  # rows per block in the vectorized target computations
 # ============================================================================ results
 @dataclass(frozen=True, eq=False)
 class ObjPertResult:
-    r"""Output of :func:`objpert_fit`.
+    r"""Output of :func:`objpert_fit` — **not publishable as a whole**.
+
+    Only ``theta`` (with ``lam``, ``sigma`` and the loss) is the private release. ``b``,
+    ``grad_norm`` and ``n`` are internal state of the mechanism: ``theta`` and ``b`` together
+    give :math:`\sum_i f'(x_i^\top\theta)x_i` exactly, and ``n`` is the data set's size. They are
+    kept for the ex-post analysis and left out of the ``repr``, so that printing a result
+    does not print them.
 
     Attributes
     ----------
@@ -113,15 +119,15 @@ class ObjPertResult:
     """
 
     theta: np.ndarray
-    b: np.ndarray
-    grad_norm: float
-    grad_tol: float
-    n_iter: int
+    b: np.ndarray = field(repr=False)
+    grad_norm: float = field(repr=False)
+    grad_tol: float = field(repr=False)
+    n_iter: int = field(repr=False)
     lam: float
     sigma: float
     loss: GLMLoss
-    method: str
-    n: int
+    method: str = field(repr=False)
+    n: int = field(repr=False)
     hessian_cholesky: np.ndarray | None = field(default=None, repr=False)
 
     @property

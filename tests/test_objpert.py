@@ -230,6 +230,17 @@ def test_solver_raises_instead_of_returning_an_inexact_point():
         objpert_fit(X, y, logistic, 1e-3, 1.0, rng=rng, tol=1e-30)
 
 
+def test_result_repr_shows_no_internal_state():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(30, 3))
+    y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
+    res = objpert_fit(X, y, logistic, 1.0, 1.0, rng=1)
+    text = repr(res)
+    assert "theta=" in text and "lam=" in text
+    for hidden in ("b=", "grad_norm=", "n=", "grad_tol=", "hessian_cholesky="):
+        assert hidden not in text
+
+
 def test_result_is_immutable_and_reproducible():
     rng = np.random.default_rng(11)
     X, y = _data(rng, 50, 3, logistic)

@@ -10,6 +10,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.pdpkit-installed
 BROWSER_STAMP := $(VENV)/.pdpkit-browser-installed
 export PYTHONHASHSEED := 0
+# No progress bars in tests, nbval or the book build: stored outputs must not contain one.
+export PDPKIT_PROGRESS := 0
 # Keep BLAS single-threaded: reproducible outputs and no oversubscription on 2 cores.
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1

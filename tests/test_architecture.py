@@ -18,6 +18,7 @@ ROOT = pathlib.Path(pdpkit.__file__).parent
 LAYERS: dict[str, int] = {
     "_validation": 0,
     "plotting": 0,
+    "_progress": 0,
     "gaussian": 1,
     "losses": 1,
     "goe": 1,

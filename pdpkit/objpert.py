@@ -72,6 +72,10 @@ __all__ = [
     "objpert_epsilon_classic",
     "objpert_sigma_classic",
     "objpert_calibrate_classic",
+    "Guarantee",
+    "Release",
+    "objpert_guarantee",
+    "objpert_release",
 ]
 
 _CHUNK = 8192  # rows per block in the vectorized target computations
@@ -796,3 +800,209 @@ def __getattr__(name: str):
 
         return getattr(_m, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ============================================================ what may be published
+@dataclass(frozen=True)
+class Guarantee:
+    r"""An :math:`(\varepsilon, \delta)`-DP guarantee and the accounting that proves it.
+
+    ``accounting`` names the analysis (e.g. ``"objpert-profile"``: the tight privacy profile
+    of Redberg, Koskela & Wang 2023, Thm 3.1 as corrected in :mod:`pdpkit.accounting`;
+    ``"pld"``: a pessimistic privacy-loss-distribution composition). Neighbouring data sets
+    differ by adding or removing one record.
+    """
+
+    epsilon: float
+    delta: float
+    accounting: str = "objpert-profile"
+
+    def __post_init__(self) -> None:
+        eps = float(check_positive(self.epsilon, "epsilon"))
+        delta = float(as_finite_array(self.delta, "delta"))
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"delta must lie in [0, 1); got {self.delta!r}")
+        if not isinstance(self.accounting, str) or not self.accounting:
+            raise TypeError("accounting must be a non-empty string naming the analysis")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", delta)
+
+    def __str__(self) -> str:
+        return f"({self.epsilon:.4g}, {self.delta:.3g})-DP [{self.accounting}, add/remove one record]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Guarantee:
+        """Inverse of :meth:`to_dict`."""
+        return cls(epsilon=data["epsilon"], delta=data["delta"], accounting=data.get("accounting", "objpert-profile"))
+
+
+def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: float,
+                      norm_bound: float) -> Guarantee:
+    r"""The tight :math:`(\varepsilon, \delta)`-DP guarantee of ObjPert on rows with :math:`\|x\|_2 \le R`.
+
+    For a GLM loss with per-unit constants :math:`L` and :math:`\beta` (:mod:`pdpkit.losses`), rows
+    bounded by :math:`R` = ``norm_bound`` give :math:`\|\nabla\ell\| \le LR` and
+    :math:`f''\|x\|^2 \le \beta R^2`; the guarantee is the smallest ε with
+    :func:`pdpkit.accounting.objpert_delta` :math:`(\varepsilon) \le \delta` at these constants
+    (Redberg, Koskela & Wang 2023, Thm 3.1, corrected; the sharp log-determinant constant
+    :math:`\log(1 + \beta R^2/\lambda)`, valid for every :math:`\lambda > 0`). Assumes the
+    *exact* minimizer is released (:func:`objpert_fit` enforces it).
+
+    Raises ``ValueError`` for a loss with an unbounded gradient (no finite guarantee).
+    """
+    from .accounting import objpert_epsilon
+
+    loss = _check_loss(loss)
+    if not math.isfinite(loss.lipschitz) or not math.isfinite(loss.smoothness):
+        raise ValueError(f"loss {loss.name!r} has an unbounded gradient or curvature: ObjPert with it has no "
+                         "finite DP guarantee")
+    R = float(check_positive(norm_bound, "norm_bound"))
+    delta = float(check_probability(delta, "delta"))
+    eps = float(objpert_epsilon(delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R, lam=float(lam),
+                                sigma=float(sigma), sharp=True))
+    return Guarantee(epsilon=eps, delta=delta, accounting="objpert-profile")
+
+
+_RELEASE_FORMAT = "pdpkit-release/1"
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    r"""What ObjPert may publish: the private minimizer, the public parameters and the guarantee.
+
+    Everything here is either a mechanism parameter chosen without looking at the data
+    (``lam``, ``sigma``, ``loss``, ``norm_bound``, ``fit_intercept``), the private output
+    ``theta``, a post-processing of it, or — in ``report`` — the noisy releases of a privacy
+    report (:class:`pdpkit.report.PrivacyReport`, serialized). Nothing data-dependent and
+    un-noised goes in: no :math:`b`, no :math:`n`, no gradient norm. ``classes`` (the two label
+    values) and ``feature_names`` are the data's *schema*, treated as public like the number
+    of columns.
+
+    With ``fit_intercept``, ``theta``'s last entry is the coefficient of a constant feature of
+    value ``norm_bound`` (so the fitted rows have norm at most :math:`\sqrt2` ``norm_bound``,
+    the bound the guarantee uses); :attr:`coef` and :attr:`intercept` undo that scaling.
+    """
+
+    theta: np.ndarray
+    lam: float
+    sigma: float
+    loss: str
+    norm_bound: float | None
+    fit_intercept: bool = False
+    guarantee: Guarantee | None = None
+    report: dict[str, Any] | None = None
+    classes: tuple[Any, ...] | None = None
+    feature_names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        theta = as_finite_array(self.theta, "theta", ndim=1).copy()
+        theta.flags.writeable = False
+        object.__setattr__(self, "theta", theta)
+        if self.fit_intercept and self.norm_bound is None:
+            raise ValueError("fit_intercept=True needs norm_bound (the intercept column's value)")
+        if self.fit_intercept and theta.shape[0] < 1:
+            raise ValueError("theta must hold the intercept's coefficient when fit_intercept=True")
+
+    def __repr__(self) -> str:
+        g = str(self.guarantee) if self.guarantee is not None else "no DP guarantee (norm_bound=None)"
+        return (f"Release(loss={self.loss!r}, d={self.coef.shape[0]}, fit_intercept={self.fit_intercept}, "
+                f"lam={self.lam:.6g}, sigma={self.sigma:.6g}, norm_bound={self.norm_bound}, {g}"
+                f"{', with a privacy report' if self.report else ''})")
+
+    @property
+    def coef(self) -> np.ndarray:
+        """Coefficients of the user's features."""
+        return self.theta[:-1] if self.fit_intercept else self.theta
+
+    @property
+    def intercept(self) -> float:
+        """The intercept (0.0 without ``fit_intercept``)."""
+        return float(self.theta[-1] * self.norm_bound) if self.fit_intercept else 0.0
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        r""":math:`X\,\text{coef} + \text{intercept}` for rows of the user's features (post-processing)."""
+        X = as_finite_array(X, "X", ndim=2)
+        if X.shape[1] != self.coef.shape[0]:
+            raise ValueError(f"X must have {self.coef.shape[0]} columns; got {X.shape[1]}")
+        return X @ self.coef + self.intercept
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (see :meth:`to_json`)."""
+        return {
+            "format": _RELEASE_FORMAT,
+            "theta": [float(v) for v in self.theta],
+            "lam": float(self.lam),
+            "sigma": float(self.sigma),
+            "loss": self.loss,
+            "norm_bound": None if self.norm_bound is None else float(self.norm_bound),
+            "fit_intercept": bool(self.fit_intercept),
+            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "report": self.report,
+            "classes": None if self.classes is None else [_json_scalar(c) for c in self.classes],
+            "feature_names": None if self.feature_names is None else list(self.feature_names),
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The release as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
+        import json
+
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Release:
+        """Inverse of :meth:`to_dict`; ``ValueError`` for another format."""
+        if not isinstance(data, dict) or data.get("format") != _RELEASE_FORMAT:
+            raise ValueError(f"not a pdpkit release (expected format {_RELEASE_FORMAT!r})")
+        g = data.get("guarantee")
+        classes = data.get("classes")
+        names = data.get("feature_names")
+        return cls(theta=np.asarray(data["theta"], dtype=float), lam=float(data["lam"]), sigma=float(data["sigma"]),
+                   loss=str(data["loss"]), norm_bound=None if data.get("norm_bound") is None else float(data["norm_bound"]),
+                   fit_intercept=bool(data.get("fit_intercept", False)),
+                   guarantee=None if g is None else Guarantee.from_dict(g), report=data.get("report"),
+                   classes=None if classes is None else tuple(classes),
+                   feature_names=None if names is None else tuple(str(s) for s in names))
+
+    @classmethod
+    def from_json(cls, text: str) -> Release:
+        """Inverse of :meth:`to_json`."""
+        import json
+
+        return cls.from_dict(json.loads(text))
+
+
+def _json_scalar(value: Any) -> Any:
+    """A label value as JSON can hold it (numpy scalars to Python)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def objpert_release(result: ObjPertResult, *, delta: float | None = None, norm_bound: float | None = None,
+                    fit_intercept: bool = False, report: Any = None, classes: Any = None,
+                    feature_names: Any = None) -> Release:
+    r"""The publishable part of an ObjPert fit, with its guarantee at ``delta``.
+
+    ``norm_bound`` bounds the rows the *user* passed (with ``fit_intercept``, the fitted rows
+    carried a constant column of that value, so the guarantee is computed at
+    :math:`\sqrt2` ``norm_bound``). With ``norm_bound=None`` or ``delta=None`` the release
+    carries no guarantee. ``report`` is a :class:`pdpkit.report.PrivacyReport` (serialized with
+    its ``to_dict``) or ``None``.
+    """
+    if not isinstance(result, ObjPertResult):
+        raise TypeError(f"result must be an ObjPertResult; got {type(result).__name__}")
+    guarantee = None
+    if norm_bound is not None and delta is not None:
+        R = float(check_positive(norm_bound, "norm_bound")) * (math.sqrt(2.0) if fit_intercept else 1.0)
+        guarantee = objpert_guarantee(delta, loss=result.loss, lam=result.lam, sigma=result.sigma, norm_bound=R)
+    rep = None
+    if report is not None:
+        rep = report.to_dict() if hasattr(report, "to_dict") else dict(report)
+    return Release(theta=np.array(result.theta), lam=result.lam, sigma=result.sigma, loss=result.loss.name,
+                   norm_bound=norm_bound, fit_intercept=bool(fit_intercept), guarantee=guarantee, report=rep,
+                   classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
+                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names))

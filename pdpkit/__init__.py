@@ -11,6 +11,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
+* :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
 * :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict).
@@ -33,6 +34,7 @@ from . import (
     objpert,
     output_perturbation,
     plotting,
+    report,
 )
 
 __version__ = "0.1.0"
@@ -52,5 +54,6 @@ __all__ = [
     "objpert",
     "output_perturbation",
     "plotting",
+    "report",
     "__version__",
 ]

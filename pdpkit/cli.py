@@ -225,7 +225,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         from .report import plot_report
 
         pp.setup()
-        fig = plot_report(bounds, kind="hist")
+        fig, _ = plot_report(bounds, kind="hist")
         fig.savefig(args.plot, dpi=150, bbox_inches="tight")
     _write_atomic(args.out, text)
     print(f"wrote {args.out}: {bounds.size} bounds, median {np.median(bounds):.4g}, max {np.max(bounds):.4g} "

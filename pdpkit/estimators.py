@@ -36,8 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_generator, check_positive, check_probability
-from .accounting import objpert_calibrate, objpert_epsilon, objpert_lambda, objpert_pld, objpert_sigma
-from .gaussian import gaussian_epsilon
+from .accounting import objpert_calibrate, objpert_epsilon, objpert_lambda, objpert_sigma
 from .losses import GLMLoss, get_loss
 from .objpert import Guarantee, Release, objpert_fit, objpert_release
 
@@ -195,26 +194,16 @@ class _ObjPertBase(BaseEstimator):
         g = self.release_.guarantee
         if self.report_ is None or self.report == "data-independent":
             return g
-        R = self._fit_norm_bound()
-        rd = float(self.report_delta)
-        eps_rep = float(self.report_.dp_epsilon(rd, norm_bound=R))
-        basic = g.epsilon + eps_rep
-        delta_total = g.delta + rd
-        try:
-            mu = _gaussian_mu_for(eps_rep, rd)
-            loss = get_loss(self.loss)
-            pld = objpert_pld(L=loss.lipschitz * R, beta=loss.smoothness * R * R, lam=self.lam_, sigma=self.sigma_,
-                              sharp=True)
-            from dp_accounting.pld import privacy_loss_distribution as _pldm
+        from .report import total_privacy
 
-            gauss = _pldm.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=True,
-                                                  value_discretization_interval=1e-4)
-            tight = float(pld.compose(gauss).get_epsilon_for_delta(delta_total))
-        except (ArithmeticError, ValueError):  # pragma: no cover - fall back to basic composition
-            tight = math.inf
-        if tight <= basic:
-            return Guarantee(epsilon=tight, delta=delta_total, accounting="pld")
-        return Guarantee(epsilon=basic, delta=delta_total, accounting="basic-composition")
+        R = self._fit_norm_bound()
+        kw = dict(delta_model=g.delta, delta_report=float(self.report_delta), norm_bound=R)
+        eps_basic, delta_total = total_privacy(self.report_, **kw, composition="basic")
+        eps_pld, _ = total_privacy(self.report_, **kw, composition="pld")
+        # the model's epsilon from calibration is the same accountant as total_privacy's "tight" form
+        if eps_pld <= eps_basic:
+            return Guarantee(epsilon=eps_pld, delta=delta_total, accounting="pld")
+        return Guarantee(epsilon=eps_basic, delta=delta_total, accounting="basic-composition")
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(self, X, y, reset=False)
@@ -234,19 +223,6 @@ class _ObjPertBase(BaseEstimator):
                              "'data-dependent' or 'adaptive' and refit")
         rows, ys = self._report_targets(X, y)
         return np.asarray(self.report_.epsilon_bound(rows, ys, uniform=uniform))
-
-
-def _gaussian_mu_for(eps: float, delta: float) -> float:
-    """The Gaussian mechanism's μ = Δ/σ whose tight ε at δ is ``eps`` (rounded up)."""
-    from scipy.optimize import brentq
-
-    def fn(log_mu: float) -> float:
-        return float(gaussian_epsilon(delta, sensitivity=math.exp(log_mu), sigma=1.0)) - eps
-
-    lo, hi = -20.0, 5.0
-    while fn(hi) < 0:
-        hi += 5.0
-    return math.exp(brentq(fn, lo, hi, xtol=1e-13)) * (1.0 + 1e-9)
 
 
 class ObjPertClassifier(ClassifierMixin, _ObjPertBase):

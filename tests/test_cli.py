@@ -92,3 +92,24 @@ def test_missing_column_and_missing_feature(tmp_path, data_csv, capsys):
     pred = tmp_path / "p.csv"
     assert cli.main(["predict", str(rel), str(other), "--out", str(pred)]) == 2
     assert "missing feature column(s) 'b'" in capsys.readouterr().err and not pred.exists()
+
+
+def test_report_command_one_row_per_target_in_input_order(tmp_path, data_csv):
+    path, X, y = data_csv
+    rel = tmp_path / "rel.json"
+    assert cli.main(["fit", str(path), "--label", "label", "--epsilon", "1", "--delta", "1e-5", "--seed", "2",
+                     "--report", "adaptive", "--report-epsilon", "0.5", "--report-delta", "1e-6",
+                     "--out", str(rel)]) == 0
+    out, png = tmp_path / "rep.csv", tmp_path / "rep.png"
+    assert cli.main(["report", str(rel), str(path), "--label", "label", "--out", str(out), "--plot", str(png)]) == 0
+    with open(out) as fh:
+        got = np.array([float(r["epsilon_bound"]) for r in csv.DictReader(fh)])
+    est = ObjPertClassifier(1.0, 1e-5, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+                            random_state=2).fit(X, y)
+    np.testing.assert_allclose(got, est.privacy_report(X, y), rtol=1e-12)
+    assert png.stat().st_size > 1000
+    # a release without a report cannot report
+    plain = tmp_path / "plain.json"
+    cli.main(["fit", str(path), "--label", "label", "--epsilon", "1", "--delta", "1e-5", "--out", str(plain)])
+    assert cli.main(["report", str(plain), str(path), "--label", "label", "--out", str(tmp_path / "n.csv")]) == 2
+    assert not (tmp_path / "n.csv").exists()

@@ -177,3 +177,30 @@ def test_prepare_rows_intercept_column_and_bound():
     out = prepare_rows(X, norm_bound=1.0, row_norm="clip", fit_intercept=True)
     np.testing.assert_allclose(out, [[0.6, 0.8, 1.0], [0.3, 0.4, 1.0]])
     assert np.all(np.linalg.norm(out, axis=1) <= math.sqrt(2) + 1e-12)
+
+
+def test_report_travels_with_the_estimator_and_the_total_is_composed_tightly():
+    from pdpkit import report as rp
+
+    X, y = _data(n=3000, d=3)
+    est = ObjPertClassifier(1.0, 1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+                            random_state=0).fit(X, y)
+    g = est.privacy_spent()
+    basic = est.release_.guarantee.epsilon + est.report_.dp_epsilon(1e-6, norm_bound=math.sqrt(2))
+    assert g.delta == pytest.approx(2e-6) and g.epsilon <= basic + 1e-12
+    assert g.epsilon < basic  # the PLD composition is strictly tighter here
+    assert est.report_.dp_epsilon(1e-6, norm_bound=math.sqrt(2)) == pytest.approx(0.5, rel=1e-6)
+    bounds = est.privacy_report(X[:20], y[:20])
+    rows = prepare_rows(X[:20], norm_bound=1.0, fit_intercept=True)
+    np.testing.assert_array_equal(bounds, est.report_.epsilon_bound(rows, np.where(y[:20] == 1, 1.0, -1.0)))
+    # the serialized report in the release reproduces the bounds
+    again = rp.PrivacyReport.from_dict(Release.from_json(est.release_.to_json()).report)
+    np.testing.assert_allclose(again.epsilon_bound(rows, np.where(y[:20] == 1, 1.0, -1.0)), bounds, rtol=1e-13)
+    # same seed, same report
+    twin = ObjPertClassifier(1.0, 1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+                             random_state=0).fit(X, y)
+    np.testing.assert_array_equal(twin.privacy_report(X[:20], y[:20]), bounds)
+    free = ObjPertClassifier(1.0, 1e-6, report="data-independent", random_state=0).fit(X, y)
+    assert free.privacy_spent() == free.release_.guarantee
+    with pytest.raises(ValueError, match="report=None"):
+        ObjPertClassifier(random_state=0).fit(X, y).privacy_report(X[:2], y[:2])

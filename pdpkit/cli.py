@@ -216,7 +216,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         ys = np.where(y == classes[1], 1.0, -1.0)
     else:
         ys = y
-    rows = _release_rows(release, X, args.row_norm, args.targets)
+    rows = _release_rows(release, X, args.row_norm or release.row_norm, args.targets)
     report = PrivacyReport.from_dict(release.report)
     bounds = np.asarray(report.epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
     text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
@@ -289,8 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("release")
     r.add_argument("targets")
     r.add_argument("--label", required=True)
-    r.add_argument("--row-norm", default="raise", choices=["raise", "clip"],
-                   help="rows beyond the norm bound: stop (default) or clip them as a fit with --row-norm clip does")
+    r.add_argument("--row-norm", default=None, choices=["raise", "clip"],
+                   help="rows beyond the norm bound: as the release was fitted (default), stop, or clip")
     r.add_argument("--uniform", action="store_true", help="bounds that hold jointly for all rows")
     r.add_argument("--out", required=True)
     r.add_argument("--plot", help="also draw the bounds' histogram to this PNG")

@@ -161,7 +161,7 @@ class _ObjPertBase(BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         release = objpert_release(fit, delta=float(self.delta), norm_bound=float(self.norm_bound),
                                   fit_intercept=bool(self.fit_intercept), report=report, classes=classes,
-                                  feature_names=None if names is None else list(names))
+                                  feature_names=None if names is None else list(names), row_norm=self.row_norm)
         if not release.guarantee.epsilon <= guarantee.epsilon * (1 + 1e-12):  # pragma: no cover - same accountant
             raise RuntimeError("the release's guarantee differs from the calibration's")
         self.release_ = release
@@ -176,6 +176,8 @@ class _ObjPertBase(BaseEstimator):
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
+        if self.row_norm == "clip":  # the model is "clip, then linear" (the map it was fitted through)
+            X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
         return X @ self.coef_ + self.intercept_
 
     # ------------------------------------------------------------ privacy
@@ -207,6 +209,7 @@ class _ObjPertBase(BaseEstimator):
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(self, X, y, reset=False)
+        # a record enters the model through the same row map as in fit (clip, or refuse)
         return self._rows(X), self._signed_labels(y)
 
     def privacy_report(self, X: ArrayLike, y: ArrayLike, *, uniform: bool = False) -> np.ndarray:

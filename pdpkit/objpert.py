@@ -885,6 +885,9 @@ class Release:
     With ``fit_intercept``, ``theta``'s last entry is the coefficient of a constant feature of
     value ``norm_bound`` (so the fitted rows have norm at most :math:`\sqrt2` ``norm_bound``,
     the bound the guarantee uses); :attr:`coef` and :attr:`intercept` undo that scaling.
+    ``row_norm="clip"`` records that rows beyond ``norm_bound`` were shrunk onto the ball
+    before fitting; :meth:`decision_function` applies the same map, so the model is
+    "clip, then linear" at prediction time too.
     """
 
     theta: np.ndarray
@@ -897,8 +900,13 @@ class Release:
     report: dict[str, Any] | None = None
     classes: tuple[Any, ...] | None = None
     feature_names: tuple[str, ...] | None = None
+    row_norm: str = "raise"
 
     def __post_init__(self) -> None:
+        if self.row_norm not in ("raise", "clip"):
+            raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
+        if self.row_norm == "clip" and self.norm_bound is None:
+            raise ValueError("row_norm='clip' needs norm_bound")
         theta = as_finite_array(self.theta, "theta", ndim=1).copy()
         theta.flags.writeable = False
         object.__setattr__(self, "theta", theta)
@@ -928,6 +936,9 @@ class Release:
         X = as_finite_array(X, "X", ndim=2)
         if X.shape[1] != self.coef.shape[0]:
             raise ValueError(f"X must have {self.coef.shape[0]} columns; got {X.shape[1]}")
+        if self.row_norm == "clip":
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+            X = X * np.minimum(1.0, self.norm_bound / np.where(norms > 0, norms, 1.0))[:, None]
         return X @ self.coef + self.intercept
 
     def to_dict(self) -> dict[str, Any]:
@@ -944,6 +955,7 @@ class Release:
             "report": self.report,
             "classes": None if self.classes is None else [_json_scalar(c) for c in self.classes],
             "feature_names": None if self.feature_names is None else list(self.feature_names),
+            "row_norm": self.row_norm,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -965,7 +977,8 @@ class Release:
                    fit_intercept=bool(data.get("fit_intercept", False)),
                    guarantee=None if g is None else Guarantee.from_dict(g), report=data.get("report"),
                    classes=None if classes is None else tuple(classes),
-                   feature_names=None if names is None else tuple(str(s) for s in names))
+                   feature_names=None if names is None else tuple(str(s) for s in names),
+                   row_norm=str(data.get("row_norm", "raise")))
 
     @classmethod
     def from_json(cls, text: str) -> Release:
@@ -984,7 +997,7 @@ def _json_scalar(value: Any) -> Any:
 
 def objpert_release(result: ObjPertResult, *, delta: float | None = None, norm_bound: float | None = None,
                     fit_intercept: bool = False, report: Any = None, classes: Any = None,
-                    feature_names: Any = None) -> Release:
+                    feature_names: Any = None, row_norm: str = "raise") -> Release:
     r"""The publishable part of an ObjPert fit, with its guarantee at ``delta``.
 
     ``norm_bound`` bounds the rows the *user* passed (with ``fit_intercept``, the fitted rows
@@ -1005,4 +1018,5 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, norm_b
     return Release(theta=np.array(result.theta), lam=result.lam, sigma=result.sigma, loss=result.loss.name,
                    norm_bound=norm_bound, fit_intercept=bool(fit_intercept), guarantee=guarantee, report=rep,
                    classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
-                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names))
+                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
+                   row_norm=row_norm)

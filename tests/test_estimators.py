@@ -140,7 +140,7 @@ def test_release_is_publishable_and_round_trips():
 
     # exactly the public fields: no objective noise b, no n, no gradient norm
     assert set(json.loads(text)) == {"format", "theta", "lam", "sigma", "loss", "norm_bound", "fit_intercept",
-                                     "guarantee", "report", "classes", "feature_names"}
+                                     "guarantee", "report", "classes", "feature_names", "row_norm"}
     back = Release.from_json(text)
     np.testing.assert_array_equal(back.theta, rel.theta)
     assert back.guarantee == rel.guarantee and back.classes == ("a", "b")
@@ -204,3 +204,14 @@ def test_report_travels_with_the_estimator_and_the_total_is_composed_tightly():
     assert free.privacy_spent() == free.release_.guarantee
     with pytest.raises(ValueError, match="report=None"):
         ObjPertClassifier(random_state=0).fit(X, y).privacy_report(X[:2], y[:2])
+
+
+def test_clip_is_part_of_the_model_at_prediction_time_too():
+    X, y = _data()
+    big = 5.0 * X
+    est = ObjPertClassifier(row_norm="clip", random_state=1).fit(big, y)
+    clipped = prepare_rows(big, norm_bound=1.0, row_norm="clip")
+    np.testing.assert_allclose(est.decision_function(big), clipped @ est.coef_ + est.intercept_, rtol=1e-13)
+    back = Release.from_json(est.release_.to_json())
+    assert back.row_norm == "clip"
+    np.testing.assert_allclose(back.decision_function(big), est.decision_function(big), rtol=1e-13)

@@ -166,7 +166,7 @@ class ExPostTerms:
 
 
 # ======================================================================= validation
-def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sigma: float, *,
+def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigma: float,
                 rng: np.random.Generator | None = None, b: ArrayLike | None = None, tol: float = 1e-10,
                 max_iter: int = 200, method: str = "auto", norm_bound: float | None = None,
                 keep_hessian: bool = False) -> ObjPertResult:
@@ -261,7 +261,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sig
                          lam=lam, sigma=sigma, loss=loss, method=method, n=n, hessian_cholesky=chol)
 
 
-def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, *, tol: float = 1e-10,
+def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, tol: float = 1e-10,
                        max_iter: int = 200, method: str = "auto") -> np.ndarray:
     r"""The **non-private** regularized ERM minimizer :math:`\operatorname{argmin}_\theta J(\theta; D)`.
 
@@ -279,7 +279,8 @@ def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: flo
 
 
 # ==================================================================== output density
-def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sigma: float) -> np.ndarray:
+def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float,
+                        sigma: float) -> np.ndarray:
     r"""Exact log-density of ObjPert's output :math:`\hat\theta^P` at ``theta``.
 
     By the change of variables :math:`b = -\nabla J(\theta; D)` (a bijection because
@@ -564,8 +565,9 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
 
 
 # ========================================================== data-independent bounds
-def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, lam: float, sigma: float, rho: float, *,
-                               theta: ArrayLike | None = None, target_y: ArrayLike | None = None, sharp: bool = False) -> np.ndarray | float:
+def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, *, lam: float, sigma: float, rho: float,
+                               theta: ArrayLike | None = None, target_y: ArrayLike | None = None,
+                               sharp: bool = False) -> np.ndarray | float:
     r"""Data-independent high-probability bound on the ex-post pDP of ObjPert (GLMs).
 
     Redberg & Wang 2021, Thm 8 (log-determinant term) with Thm 9's high-probability bound
@@ -663,7 +665,7 @@ def _classic_args(L, beta, lam, delta):
     return L, beta, lam, delta
 
 
-def objpert_epsilon_classic(L: float, beta: float, lam: float, sigma: float, delta: float, *,
+def objpert_epsilon_classic(delta: float, *, L: float, beta: float, lam: float, sigma: float,
                             form: str = "kifer") -> float:
     r"""The classic :math:`(\epsilon, \delta)`-DP guarantee of ObjPert (Gaussian noise), as the smallest :math:`\epsilon`.
 
@@ -720,7 +722,7 @@ def objpert_epsilon_classic(L: float, beta: float, lam: float, sigma: float, del
     raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
 
 
-def objpert_sigma_classic(eps: float, delta: float, L: float, beta: float, lam: float, *,
+def objpert_sigma_classic(eps: float, delta: float, *, L: float, beta: float, lam: float,
                           form: str = "kifer") -> float:
     r"""Smallest noise scale :math:`\sigma` with which ObjPert is :math:`(\epsilon, \delta)`-DP by :func:`objpert_epsilon_classic`.
 
@@ -753,7 +755,7 @@ def objpert_sigma_classic(eps: float, delta: float, L: float, beta: float, lam: 
     raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
 
 
-def objpert_calibrate_classic(eps: float, delta: float, loss: str | GLMLoss = "logistic", *,
+def objpert_calibrate_classic(eps: float, delta: float, *, loss: str | GLMLoss = "logistic",
                               lam: float | None = None, form: str = "kifer") -> tuple[float, float]:
     r"""Regularization and noise scale of an :math:`(\epsilon, \delta)`-DP ObjPert run.
 
@@ -782,7 +784,7 @@ def objpert_calibrate_classic(eps: float, delta: float, loss: str | GLMLoss = "l
     if lam is None:
         lam = 2.0 * loss.smoothness / eps if loss.smoothness > 0 else 1.0
     lam = float(check_positive(lam, "lam"))
-    sigma = objpert_sigma_classic(eps, delta, loss.lipschitz, loss.smoothness, lam, form=form)
+    sigma = objpert_sigma_classic(eps, delta, L=loss.lipschitz, beta=loss.smoothness, lam=lam, form=form)
     return lam, sigma
 
 

@@ -28,6 +28,7 @@ from pdpkit.objpert import (
     ex_post_pdp_terms,
     objpert_epsilon_classic,
     objpert_fit,
+    objpert_hessian,
     objpert_log_density,
     objpert_sigma_classic,
     pdp_bound_data_independent,
@@ -321,8 +322,9 @@ def test_removal_guard_and_data_mismatch():
     X = np.c_[rng.normal(size=(40, 1)), np.zeros((40, 1))]
     y = squared.check_labels(rng.normal(size=40))
     res = objpert_fit(X, y, squared, lam=0.1, sigma=1.0, rng=rng, norm_bound=None)
-    # "removing" a point that is not in D, with x^T H^-1 x f'' >= 1 along the empty direction
-    with pytest.raises(ValueError, match="really in D"):
+    # "removing" a point that is not in D (x^T H^-1 x f'' >= 1 along the empty direction): the
+    # membership check names it before the non-convexity guard is reached
+    with pytest.raises(ValueError, match=r"target_x\[0\].*not a record of \(X, y\)"):
         ex_post_pdp(res, X, y, np.array([[0.0, 1.0]]), np.array([0.0]), member=True)
     # adding it is fine
     assert np.isfinite(ex_post_pdp(res, X, y, np.array([[0.0, 1.0]]), np.array([0.0]), member=False)).all()
@@ -591,3 +593,113 @@ def test_invalid_inputs_name_the_parameter():
         with pytest.raises(exc, match=pattern):
             call()
 
+
+# ------------------------------------------------ norm bound, Hessian, membership
+def test_norm_bound_default_is_enforced_and_recorded():
+    rng = np.random.default_rng(31)
+    X, y = _data(rng, 30, 3, logistic)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)  # every row on the unit sphere
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    assert res.norm_bound == 1.0
+    assert "norm_bound=1.0" in repr(res)
+    # rounding on the sphere is accepted; a row 1e-9 beyond is not, and the message names it
+    Xo = X.copy()
+    Xo[7] *= 1.0 + 1e-9
+    Xo[12] *= 1.5
+    with pytest.raises(ValueError, match=r"norm_bound=1\b.*row 12 has norm 1\.5\b"):
+        objpert_fit(Xo, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    Xo[12] /= 1.5
+    with pytest.raises(ValueError, match=r"row 7 has norm 1\.000000001\b"):
+        objpert_fit(Xo, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    assert objpert_fit(X * (1.0 + 1e-13), y, logistic, lam=1.0, sigma=1.0, rng=0).norm_bound == 1.0
+    # a larger bound is recorded; None must be asked for and is recorded as None
+    assert objpert_fit(1.9 * X, y, logistic, lam=1.0, sigma=1.0, rng=0, norm_bound=2.0).norm_bound == 2.0
+    with pytest.raises(ValueError, match="norm_bound"):
+        objpert_fit(3 * X, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    free = objpert_fit(3 * X, y, logistic, lam=1.0, sigma=1.0, rng=0, norm_bound=None)
+    assert free.norm_bound is None
+    # the check changes nothing else: same noise, same minimizer
+    np.testing.assert_array_equal(objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=0, norm_bound=None).theta,
+                                  res.theta)
+    with pytest.raises(ValueError, match="norm_bound"):
+        objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, norm_bound=0.0)
+
+
+@pytest.mark.parametrize("loss", [logistic, huber, squared])
+def test_objpert_hessian_is_the_jacobian_of_the_gradient(loss):
+    rng = np.random.default_rng(32)
+    X, y = _data(rng, 40, 4, loss, scale=2.0)
+    lam = 0.7
+    res = objpert_fit(X, y, loss, lam=lam, sigma=0.5, rng=rng, norm_bound=None, keep_hessian=True)
+    H = objpert_hessian(res, X, y)
+    assert H.shape == (4, 4)
+    np.testing.assert_array_equal(H, H.T)
+    # independent reference: central differences of the analytic gradient of J at theta
+    def grad(th):
+        return X.T @ loss.d1(X @ th, y) + lam * th
+
+    h = 1e-5
+    num = np.column_stack([(grad(res.theta + h * e) - grad(res.theta - h * e)) / (2 * h) for e in np.eye(4)])
+    np.testing.assert_allclose(H, num, rtol=1e-6, atol=1e-6)
+    # and it is the matrix whose Cholesky factor the fit kept
+    L = res.hessian_cholesky
+    np.testing.assert_allclose(L @ L.T, H, rtol=1e-12, atol=1e-12)
+    assert np.linalg.eigvalsh(H).min() >= lam * (1 - 1e-12)
+    # test the tester: the Hessian at another point differs from the difference quotient at theta
+    assert not np.allclose(H, num + np.outer(X[0], X[0]), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="not the data set"):
+        objpert_hessian(res, X + 0.1, y)
+    with pytest.raises(TypeError, match="result"):
+        objpert_hessian("fit", X, y)
+
+
+def test_member_targets_must_be_records_of_the_data():
+    rng = np.random.default_rng(33)
+    X, y = _data(rng, 50, 3, logistic)
+    X[5, 1] = 0.0
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng, norm_bound=None)
+    # members given in any order, repeated, with -0.0 for 0.0: accepted
+    idx = np.array([5, 0, 49, 5, 17])
+    tx = X[idx].copy()
+    tx[0, 1] = -0.0
+    eps = ex_post_pdp(res, X, y, tx, y[idx], member=True)
+    assert np.all(np.isfinite(eps))
+    # a mixed call: non-members may be anything
+    Z, yz = _data(rng, 4, 3, logistic)
+    mixed = ex_post_pdp(res, X, y, np.r_[X[:3], Z], np.r_[y[:3], yz], member=np.r_[[True] * 3, [False] * 4])
+    np.testing.assert_allclose(mixed[:3], ex_post_pdp(res, X, y, X[:3], y[:3], member=True), rtol=1e-13)
+    # a member target that is not a record: the message names target_x and its index
+    bad_x = np.r_[X[:3], Z[:1], X[3:4]]
+    bad_y = np.r_[y[:3], yz[:1], y[3:4]]
+    for fn in (ex_post_pdp, ex_post_pdp_terms):
+        with pytest.raises(ValueError, match=r"target_x\[3\].*not a record of \(X, y\)"):
+            fn(res, X, y, bad_x, bad_y, member=True)
+    # the right row with the wrong label is not a record either
+    with pytest.raises(ValueError, match=r"target_x\[1\]"):
+        ex_post_pdp(res, X, y, X[:2], np.r_[y[0], -y[1]], member=True)
+    # a row that differs in the last bit is not a record
+    near = X[10].copy()
+    near[2] = np.nextafter(near[2], np.inf)
+    with pytest.raises(ValueError, match=r"target_x\[0\]"):
+        ex_post_pdp(res, X, y, near, y[10], member=True)
+    # the same targets as non-members are fine
+    assert np.all(np.isfinite(ex_post_pdp(res, X, y, bad_x, bad_y, member=False)))
+
+
+def test_member_check_is_exact_under_hash_collisions(monkeypatch):
+    # every record given the same hash: the check must fall back to comparing records exactly
+    import pdpkit.objpert as objpert_module
+
+    rng = np.random.default_rng(34)
+    X, y = _data(rng, 60, 3, logistic)
+    X /= np.linalg.norm(X, axis=1).max()
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng)
+    real = objpert_module._records
+    monkeypatch.setattr(objpert_module, "_records", lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64)))
+    perm = rng.permutation(60)
+    eps = ex_post_pdp(res, X, y, X[perm], y[perm], member=True)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(eps, ex_post_pdp(res, X, y, X[perm], y[perm], member=True))
+    monkeypatch.setattr(objpert_module, "_records", lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64)))
+    with pytest.raises(ValueError, match=r"target_x\[1\]"):
+        ex_post_pdp(res, X, y, np.r_[X[:1], 0.5 * X[1:2]], y[:2], member=True)

@@ -34,6 +34,8 @@ SIZES = frozenset({"d", "n"})
 
 #: (module, function, parameter) -> why it may stay positional.
 ALLOWED = {
+    ("pdpkit.report", "rho_parts", "rho"):
+        "the total failure probability being split is the function's input (its data), as in a swept quantity",
     ("pdpkit.gaussian", "gaussian_pdp_epsilon", "sensitivity"):
         "the per-person sensitivity array the pDP profile is evaluated at (data, vectorized)",
     ("pdpkit.gaussian", "gaussian_ex_post_bound", "sensitivity"):

@@ -48,7 +48,7 @@ def test_estimator_is_objpert_on_the_augmented_rows_with_the_same_noise():
     est = ObjPertClassifier(0.7, 1e-6, random_state=11).fit(X, y)
     rows = np.hstack([X, np.ones((X.shape[0], 1))])
     ref = objpert.objpert_fit(rows, np.where(y == 1, 1.0, -1.0), "logistic", lam=est.lam_, sigma=est.sigma_,
-                              rng=np.random.default_rng(11))
+                              rng=np.random.default_rng(11), norm_bound=math.sqrt(2))
     np.testing.assert_allclose(est.coef_, ref.theta[:-1], rtol=0, atol=1e-12)
     assert est.intercept_ == pytest.approx(ref.theta[-1], abs=1e-12)
 

@@ -24,6 +24,8 @@ function :math:`\log p_D(o)/p_{D'}(o)`. For the Gaussian mechanism on the pair
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 from collections.abc import Callable
 
@@ -31,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
+from ._progress import progress_enabled
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_probability
 
 __all__ = ["clopper_pearson", "AuditResult", "audit_delta_curve"]
@@ -101,7 +104,7 @@ class AuditResult:
 
 def _count_exceedances(sampler: Callable[[int, np.random.Generator], np.ndarray],
                        statistic: Callable[[np.ndarray], np.ndarray], thresholds: np.ndarray,
-                       n_samples: int, chunk: int, rng: np.random.Generator) -> np.ndarray:
+                       n_samples: int, chunk: int, rng: np.random.Generator, bar: Any = None) -> np.ndarray:
     """Count, for each threshold, how many of ``n_samples`` statistics exceed it (chunked)."""
     order = np.argsort(thresholds)
     sorted_thr = thresholds[order]
@@ -118,6 +121,8 @@ def _count_exceedances(sampler: Callable[[int, np.random.Generator], np.ndarray]
         # number of stats strictly greater than each threshold
         counts[order] += m - np.searchsorted(stats, sorted_thr, side="right")
         remaining -= m
+        if bar is not None:
+            bar.update(m)
     return counts
 
 
@@ -133,6 +138,7 @@ def audit_delta_curve(
     alpha: float = 0.05,
     chunk: int = 2**17,
     rng: np.random.Generator | None = None,
+    progress: bool | None = None,
 ) -> AuditResult:
     r"""Audit a claimed privacy profile δ(ε) on one neighbouring pair.
 
@@ -156,8 +162,11 @@ def audit_delta_curve(
         Family-wise error level: a correct claim is refuted with probability ≤ α.
     chunk : int
         Samples drawn per batch (bounds memory).
-    rng : numpy.random.Generator or None
+    rng : int, numpy.random.Generator or None
         Source of randomness (``None``: fresh OS entropy).
+    progress : bool or None
+        A tqdm bar over the 2·``n_samples`` draws (``None``: only when a person watches,
+        see :mod:`pdpkit._progress`).
 
     Returns
     -------
@@ -174,8 +183,20 @@ def audit_delta_curve(
     alpha = float(check_probability(alpha, "alpha"))
     rng = as_generator(rng)
 
-    k_p = _count_exceedances(sample_d, statistic, thresholds, n_samples, chunk, rng)
-    k_q = _count_exceedances(sample_d_prime, statistic, thresholds, n_samples, chunk, rng)
+    bar = None
+    if progress_enabled(progress):
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=2 * n_samples, desc="audit", unit="sample")
+        except ImportError:  # pragma: no cover
+            bar = None
+    try:
+        k_p = _count_exceedances(sample_d, statistic, thresholds, n_samples, chunk, rng, bar)
+        k_q = _count_exceedances(sample_d_prime, statistic, thresholds, n_samples, chunk, rng, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     # 2·K one-sided statements, each at level alpha/(2K): two-sided CP at level alpha/K.
     level = alpha / eps.size
     p_lower, _ = clopper_pearson(k_p, n_samples, level)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._progress import progress as _progress
 from .._validation import as_generator
 from ..amp import amp_calibrate, amp_fit, dpsgd_fit, dpsgd_noise_multiplier, poisson_select_mean
 from ..losses import logistic
@@ -73,7 +74,8 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
                       epsilons: Sequence[float], *, delta: float = 1e-5, trials: int = 2,
                       lr_grid: Sequence[float] = tuple(np.logspace(-8, -1, 10)), epochs: int = 60,
                       batch_size: int = 256, tau: float = 0.01, sigma_out: float = 0.1, f: float = 1.3,
-                      rng=None, calibration_cache: dict | None = None) -> AMPComparison:
+                      rng=None, calibration_cache: dict | None = None,
+                      progress: bool | None = None) -> AMPComparison:
     r"""Figure 2 / Tables 1–2: Alg 1 vs dishonest and honest DP-SGD at each ε.
 
     Rows must have norm √2 (:func:`with_bias`), so the logistic loss has
@@ -83,7 +85,8 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     :math:`P(K > |\text{grid}|) = 0.9`, noise calibrated for repeat-and-select. Alg 1:
     :func:`pdpkit.amp.amp_calibrate` (RDP accounting, σ = f·σ_Gauss) and
     :func:`pdpkit.amp.amp_fit`. ``calibration_cache`` (a dict) shares the noise calibrations
-    between data sets of the same size.
+    between data sets of the same size. ``progress``: a tqdm bar over the (ε, trial) runs
+    (``None``: only when a person watches, see :mod:`pdpkit._progress`).
     """
     gen = as_generator(rng)
     n = X_train.shape[0]
@@ -96,6 +99,9 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     shape = (eps_arr.size, trials)
     acc_d, acc_h, acc_a = np.empty(shape), np.empty(shape), np.empty(shape)
     nm_d, nm_h, lam_a, sig_a = (np.empty(eps_arr.size) for _ in range(4))
+    bar = _progress(range(eps_arr.size * trials), total=eps_arr.size * trials, desc="AMP vs DP-SGD",
+                    progress=progress)
+    ticks = iter(bar)
     for i, eps in enumerate(eps_arr):
         key = (float(eps), float(delta), q, steps)
         if key not in cache:
@@ -104,6 +110,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
                           amp_calibrate(eps, delta, C=C, beta=beta, sigma_out=sigma_out, tau=tau, f=f))
         nm_d[i], nm_h[i], (lam_a[i], sig_a[i]) = cache[key]
         for j in range(trials):
+            next(ticks, None)
             dishonest = [dpsgd_fit(X_train, y_train, logistic, noise_multiplier=nm_d[i], clip=C, sample_rate=q,
                                    steps=steps, lr=lr, rng=gen) for lr in lr_grid]
             acc_d[i, j] = max(_accuracy(th, X_test, y_test) for th in dishonest)
@@ -115,6 +122,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
             res = amp_fit(X_train, y_train, logistic, lam=lam_a[i], sigma=sig_a[i], sigma_out=sigma_out,
                           tau=tau, clip=C, rng=gen)
             acc_a[i, j] = _accuracy(res.theta, X_test, y_test)
+    next(ticks, None)  # closes the bar
     theta_np = erm_fit_nonprivate(X_train, y_train, logistic, lam=1e-3)
     return AMPComparison(epsilons=eps_arr, acc_dishonest=acc_d, acc_honest=acc_h, acc_amp=acc_a,
                          acc_nonprivate=_accuracy(theta_np, X_test, y_test), noise_dishonest=nm_d,

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from .._progress import progress as _progress
 from .._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
 from ..datasets import Dataset, make_synthetic_logistic, make_synthetic_regression
 from ..losses import GLMLoss, get_loss
@@ -136,7 +137,7 @@ def _one_worst_case(n: int, d: int, loss: GLMLoss, lam: float, sigma: float, rho
 
 def _worst_case(parameter: str, values: Sequence[int], fixed: int, *, lam: float, sigma: float, rho: float,
                 delta: float, n_repeats: int, loss: Any, rng: np.random.Generator | None,
-                dp_form: str) -> WorstCasePdp:
+                dp_form: str, progress: bool | None = None) -> WorstCasePdp:
     loss = _loss(loss)
     lam = float(check_positive(lam, "lam"))
     sigma = float(check_positive(sigma, "sigma"))
@@ -149,10 +150,11 @@ def _worst_case(parameter: str, values: Sequence[int], fixed: int, *, lam: float
     rng = as_generator(rng)
     k = len(vals)
     out = np.empty((5, k, n_repeats))
-    for i, v in enumerate(vals):
+    grid = [(i, r) for i in range(k) for r in range(n_repeats)]
+    for i, r in _progress(grid, total=len(grid), desc=f"worst case vs {parameter}", progress=progress):
+        v = vals[i]
         n, d = (v, fixed) if parameter == "n" else (fixed, v)
-        for r in range(n_repeats):
-            out[:, i, r] = _one_worst_case(n, d, loss, lam, sigma, rho, rng)
+        out[:, i, r] = _one_worst_case(n, d, loss, lam, sigma, rho, rng)
     values_arr = np.array(vals)
     fixed_arr = np.full(k, fixed)
     n_arr, d_arr = (values_arr, fixed_arr) if parameter == "n" else (fixed_arr, values_arr)
@@ -167,7 +169,8 @@ def _worst_case(parameter: str, values: Sequence[int], fixed: int, *, lam: float
 
 def worst_case_pdp_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: float, rho: float = 0.05,
                         delta: float = 1e-5, n_repeats: int = 1, loss: str | GLMLoss = "logistic",
-                        rng: np.random.Generator | None = None, dp_form: str = "kifer") -> WorstCasePdp:
+                        rng: np.random.Generator | None = None, dp_form: str = "kifer",
+                        progress: bool | None = None) -> WorstCasePdp:
     r"""Worst-case ex-post pDP over the data set as the size :math:`n` varies (Redberg & Wang 2021, Fig 4).
 
     For every :math:`n` in ``ns`` and every repeat: draw synthetic data
@@ -204,19 +207,20 @@ def worst_case_pdp_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: float, 
     """
     d = check_int_at_least(d, "d", 1)
     return _worst_case("n", ns, d, lam=lam, sigma=sigma, rho=rho, delta=delta, n_repeats=n_repeats,
-                       loss=loss, rng=rng, dp_form=dp_form)
+                       loss=loss, rng=rng, dp_form=dp_form, progress=progress)
 
 
 def worst_case_pdp_vs_d(ds: Sequence[int], *, n: int, lam: float, sigma: float, rho: float = 0.05,
                         delta: float = 1e-5, n_repeats: int = 1, loss: str | GLMLoss = "logistic",
-                        rng: np.random.Generator | None = None, dp_form: str = "kifer") -> WorstCasePdp:
+                        rng: np.random.Generator | None = None, dp_form: str = "kifer",
+                        progress: bool | None = None) -> WorstCasePdp:
     r"""Worst-case ex-post pDP over the data set as the dimension :math:`d` varies (Redberg & Wang 2021, Fig 5).
 
     As :func:`worst_case_pdp_vs_n`, with :math:`n` fixed and :math:`d` taking the values ``ds``.
     """
     n = check_int_at_least(n, "n", 1)
     return _worst_case("d", ds, n, lam=lam, sigma=sigma, rho=rho, delta=delta, n_repeats=n_repeats,
-                       loss=loss, rng=rng, dp_form=dp_form)
+                       loss=loss, rng=rng, dp_form=dp_form, progress=progress)
 
 
 # =============================================================== Figs 7-8 (App. B.3)

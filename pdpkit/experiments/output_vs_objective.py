@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import progress as _progress
 from .._validation import as_finite_array, as_generator, check_int_at_least, check_probability
 from ..losses import GLMLoss, get_loss
 from ..objpert import (
@@ -105,7 +106,7 @@ def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, epsilons: Sequence[float],
                         *, lams: Sequence[float], delta: float = 1e-5, n_seeds: int = 10,
                         loss: str | GLMLoss = "logistic", objpert_form: str = "kifer",
-                        rng: np.random.Generator | None = None) -> AccuracyVsEpsilon:
+                        rng: np.random.Generator | None = None, progress: bool | None = None) -> AccuracyVsEpsilon:
     r"""Test accuracy of output perturbation vs ObjPert at equal :math:`(\epsilon, \delta)`, over :math:`\lambda`.
 
     For every :math:`\epsilon`, :math:`\lambda` and seed: output perturbation releases
@@ -163,7 +164,7 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
     sig_out = np.full((k, m), np.nan)
     sig_obj = np.full((k, m), np.nan)
     acc_np = np.empty(m)
-    for j, lam in enumerate(lam_arr):
+    for j, lam in _progress(list(enumerate(lam_arr)), total=m, desc="accuracy vs epsilon", progress=progress):
         acc_np[j] = _accuracy(erm_fit_nonprivate(Xtr, ytr, loss, lam=lam), Xte, yte)[0]
         for i, eps in enumerate(eps_arr):
             thetas = []

@@ -215,3 +215,17 @@ def test_clip_is_part_of_the_model_at_prediction_time_too():
     back = Release.from_json(est.release_.to_json())
     assert back.row_norm == "clip"
     np.testing.assert_allclose(back.decision_function(big), est.decision_function(big), rtol=1e-13)
+
+
+def test_objpert_result_release_carries_the_tight_guarantee_or_none():
+    X, y = _data()
+    ys = np.where(y == 1, 1.0, -1.0)
+    fit = objpert.objpert_fit(X, ys, "logistic", lam=2.0, sigma=5.0, rng=0)
+    rel = fit.release(delta=1e-5)
+    expect = accounting.objpert_epsilon(1e-5, L=1.0, beta=0.25, lam=2.0, sigma=5.0, sharp=True)
+    assert rel.guarantee.epsilon == pytest.approx(expect, rel=1e-12) and rel.norm_bound == 1.0
+    np.testing.assert_array_equal(rel.theta, fit.theta)
+    unbounded = objpert.objpert_fit(3 * X, ys, "logistic", lam=2.0, sigma=5.0, rng=0, norm_bound=None)
+    assert unbounded.release(delta=1e-5).guarantee is None
+    with pytest.raises(ValueError, match="norm_bound"):
+        objpert.objpert_fit(3 * X, ys, "logistic", lam=2.0, sigma=5.0, rng=0)

@@ -144,6 +144,15 @@ class ObjPertResult:
         """Dimension of :math:`\\theta`."""
         return int(self.theta.shape[0])
 
+    def release(self, *, delta: float | None, report: Any = None) -> Release:
+        r"""What may be published (:class:`Release`), with the tight guarantee at ``delta``.
+
+        The guarantee is :func:`objpert_guarantee` at the fit's ``norm_bound``; a fit made with
+        ``norm_bound=None`` (or ``delta=None``) gives a release that carries no guarantee.
+        ``report``: a :class:`pdpkit.report.PrivacyReport` to publish with it.
+        """
+        return objpert_release(self, delta=delta, norm_bound=self.norm_bound, report=report)
+
 
 @dataclass(frozen=True, eq=False)
 class ExPostTerms:

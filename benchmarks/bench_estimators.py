@@ -66,15 +66,19 @@ def main() -> None:
             line += f" {np.mean(r['acc']):15.4f} {r['time']:7.3f}"
             line += f" | acc diff {np.mean(accs) - np.mean(r['acc']):+.4f}, time ratio {np.median(times) / r['time']:.2f}"
         print(line, flush=True)
-    # overhead of the estimator over bare objpert_fit on the same rows, same lam and sigma
+    # overhead of the estimator over bare objpert_fit on the same rows, same lam and sigma; the two are
+    # interleaved (best of 7 each) so that a load change on the machine hits both alike
     est = ObjPertClassifier(1.0, DELTA, random_state=0).fit(Xtr, ytr)
     rows = prepare_rows(Xtr, norm_bound=1.0, fit_intercept=True)
-    t_est = best_time(lambda: ObjPertClassifier(1.0, DELTA, random_state=0).fit(Xtr, ytr), repeat=5)
-    t_bare = best_time(lambda: objpert.objpert_fit(rows, ytr, "logistic", lam=est.lam_, sigma=est.sigma_, rng=0),
-                       repeat=5)
+    t_est, t_bare = np.inf, np.inf
+    for _ in range(7):
+        t_est = min(t_est, best_time(lambda: ObjPertClassifier(1.0, DELTA, random_state=0).fit(Xtr, ytr),
+                                     repeat=1))
+        t_bare = min(t_bare, best_time(lambda: objpert.objpert_fit(rows, ytr, "logistic", lam=est.lam_,
+                                                                   sigma=est.sigma_, rng=0,
+                                                                   norm_bound=2 ** 0.5), repeat=1))
     report("estimators", "ObjPertClassifier.fit, Adult, eps=1", t_est, baseline="bare objpert_fit (same rows)",
            baseline_seconds=t_bare, goal="goal <= 1.1")
-
 
 if __name__ == "__main__":
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))

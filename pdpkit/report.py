@@ -42,6 +42,21 @@ neighbour (the report does not know whether :math:`z \in D`):
 
 ``rho`` is the **total** failure probability per target; :func:`rho_parts` splits it
 equally over the method's random events (cross term; Hessian; :math:`\lambda_{\min}`).
+
+Where this module departs from the printed source (evidence in ``tests/test_report.py``):
+
+* τ is Lemma 20's quantile in Alg 6's normalization, 16.97 for :math:`d = 50`,
+  :math:`\rho = 8.465\cdot10^{-6}`; the source's "τ ≈ 12" is Chiani's scaling (÷√2), with
+  which :math:`P(\|G\|_2 > 12\sigma_H) \approx 1` and the leverage bound fails.
+* Alg 4's :math:`\bar g` needs :math:`|f'\hat g^\top x|`; a draft's Alg 2 uses
+  :math:`-\log(1 + f''\bar\mu)` for everybody, which members violate.
+* Prop 12's proof mixes :math:`\hat\lambda^P_{\min}` with its lower confidence value; only
+  the lower value :math:`\underline\lambda` makes the chain valid (used throughout).
+* The additive error of the released-gradient cross term is :math:`2\sigma_2|f'|\|x\|z/\sigma^2`,
+  not :math:`|f'|\|x\|z/\sigma_2` (Thm 10, 13, Prop 15); a union bound over :math:`m` two-sided
+  events needs :math:`\log(2m/\rho)`, not :math:`\log(m/\rho)` (Prop 15; here the exact
+  :math:`\Phi^{-1}(1 - \rho/(2m))`).
+* Alg 2 has no branch for :math:`\lambda < 2\tau\sigma_H`: :func:`privacy_report` raises.
 """
 
 from __future__ import annotations

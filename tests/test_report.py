@@ -166,7 +166,7 @@ def test_leverage_bound_worst_direction_and_chiani_tau_fails():
         Hw = analyze_gauss.analyze_gauss(Hess, sigma=s_wrong, rng=rng)
         w = np.linalg.eigh(Hw)[1][:, -1]
         wrong += min(1.5 * w @ np.linalg.solve(Hw, w), 1.0 / lam) < w @ Hinv @ w
-    assert _cp_lower(fails, N) <= rho / 2  # one-sided event of Lemma 20's two-sided union bound
+    assert _cp_lower(fails, N) <= rho / 4  # P(lambda_max(G) > tau sigma_H) = rho_H / 2 = rho / 4 exactly
     assert fails > 0  # the worst direction does fail sometimes: the bound is tight
     assert _cp_lower(wrong, N) > rho, wrong / N
     with pytest.raises(ValueError, match="lam"):

@@ -13,6 +13,8 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
 * :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
+* :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
+* :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict).
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
 """
@@ -22,7 +24,9 @@ from . import (
     amp,
     analyze_gauss,
     audit,
+    cli,
     datasets,
+    estimators,
     experiments,
     gaussian,
     goe,
@@ -40,7 +44,9 @@ __all__ = [
     "amp",
     "analyze_gauss",
     "audit",
+    "cli",
     "datasets",
+    "estimators",
     "experiments",
     "gaussian",
     "goe",

@@ -46,6 +46,9 @@ SAME_LAYER_ALLOWED = {
     ("_solver", "losses"),
     ("analyze_gauss", "goe"),
     ("output_perturbation", "objpert"),
+    ("objpert", "accounting"),
+    ("cli", "estimators"),
+    ("__main__", "cli"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

@@ -42,10 +42,26 @@ neighbour (the report does not know whether :math:`z \in D`):
 
 ``rho`` is the **total** failure probability per target; :func:`rho_parts` splits it
 equally over the method's random events (cross term; Hessian; :math:`\lambda_{\min}`).
+
+Where this module departs from the printed source (evidence in ``tests/test_report.py``):
+
+* τ is Lemma 20's quantile in Alg 6's normalization, 16.97 for :math:`d = 50`,
+  :math:`\rho = 8.465\cdot10^{-6}`; the source's "τ ≈ 12" is Chiani's scaling (÷√2), with
+  which :math:`P(\|G\|_2 > 12\sigma_H) \approx 1` and the leverage bound fails.
+* Alg 4's :math:`\bar g` needs :math:`|f'\hat g^\top x|`; a draft's Alg 2 uses
+  :math:`-\log(1 + f''\bar\mu)` for everybody, which members violate.
+* Prop 12's proof mixes :math:`\hat\lambda^P_{\min}` with its lower confidence value; only
+  the lower value :math:`\underline\lambda` makes the chain valid (used throughout).
+* The additive error of the released-gradient cross term is :math:`2\sigma_2|f'|\|x\|z/\sigma^2`,
+  not :math:`|f'|\|x\|z/\sigma_2` (Thm 10, 13, Prop 15); a union bound over :math:`m` two-sided
+  events needs :math:`\log(2m/\rho)`, not :math:`\log(m/\rho)` (Prop 15; here the exact
+  :math:`\Phi^{-1}(1 - \rho/(2m))`).
+* Alg 2 has no branch for :math:`\lambda < 2\tau\sigma_H`: :func:`privacy_report` raises.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -87,6 +103,7 @@ _EVENTS = {
 _COMPONENTS = ("gradient", "hessian", "lambda_min")
 _SIGMA_NAME = {"gradient": "sigma_gradient", "hessian": "sigma_hessian", "lambda_min": "sigma_lambda_min"}
 _CHUNK = 8192
+_PLD_H = 1e-3  # PLD grid of total_privacy(composition="pld"): pessimistic, so only slightly loose
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -150,6 +167,12 @@ def rho_parts(rho: float, *, method: str) -> dict[str, float]:
     rho = _check_rho(rho)
     events = _EVENTS[method]
     return {e: rho / len(events) for e in events}
+
+
+@functools.lru_cache(maxsize=256)
+def _tau(d: int, rho_hessian: float) -> float:
+    """Lemma 20's tau in Alg 6's normalization (cached: the exact GOE quantile costs milliseconds)."""
+    return float(_goe.goe_norm_bound(d, rho=rho_hessian))
 
 
 def _loss_to_dict(loss: GLMLoss) -> dict[str, Any]:
@@ -312,7 +335,7 @@ class PrivacyReport:
             s(self, "_factor", 1.0)
             s(self, "_W", None)
             return
-        tau = float(_goe.goe_norm_bound(d, rho=parts["hessian"]))
+        tau = _tau(d, parts["hessian"])
         s(self, "tau", tau)
         ts = tau * sh
         if method == "data-dependent":
@@ -519,10 +542,17 @@ class PrivacyReport:
         if qe is not None:
             cols.append(self.gradient_release[:, None])
         Mcat = np.ascontiguousarray(np.hstack(cols))
+        out = np.empty(m)
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite targets are reported below
+            self._bound_blocks(tx, ty, Mcat, k, qb, qe, uniform == "domain", out)
+        self._finite_or_raise(out, target_x, "epsilon_bound")
+        return float(out[0]) if scalar else out
+
+    def _bound_blocks(self, tx: np.ndarray, ty: np.ndarray, Mcat: np.ndarray, k: int, qb: float,
+                      qe: float | None, l1: bool, out: np.ndarray) -> None:
         s2 = self.sigma * self.sigma
         lam, lam_lo = self.lam, self.lambda_lower
-        out = np.empty(m)
-        for s in range(0, m, _CHUNK):
+        for s in range(0, tx.shape[0], _CHUNK):
             Xc = tx[s:s + _CHUNK]
             V = Xc @ Mcat
             xx = np.einsum("ij,ij->i", Xc, Xc)
@@ -535,7 +565,7 @@ class PrivacyReport:
             with np.errstate(divide="ignore", invalid="ignore"):
                 t1 = np.where(a < 1.0, -np.log1p(-np.minimum(a, 1.0)), np.inf)
             t1 = np.minimum(t1, np.log1p(c2x / np.maximum(lam, lam_lo - c2x)))
-            norm = np.sum(np.abs(Xc), axis=1) if uniform == "domain" else np.sqrt(xx)
+            norm = np.sum(np.abs(Xc), axis=1) if l1 else np.sqrt(xx)
             ad1 = np.abs(d1)
             # a zero gradient (c1 = 0 or x = 0) contributes nothing, also for an unbounded loss
             delta = np.where((ad1 == 0) | (norm == 0), 0.0, ad1 * norm)
@@ -543,8 +573,6 @@ class PrivacyReport:
             if qe is not None:
                 cross = np.minimum(cross, np.abs(d1 * V[:, k + 1]) + self.sigma_gradient * qe * delta)
             out[s:s + _CHUNK] = t1 + d1 * d1 * xx / (2.0 * s2) + cross / s2
-        self._finite_or_raise(out, target_x, "epsilon_bound")
-        return float(out[0]) if scalar else out
 
     def epsilon_bound_general(self, target_grad: ArrayLike, target_hessian: ArrayLike, *,
                               uniform: bool | str = False) -> np.ndarray | float:
@@ -717,7 +745,7 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
     if method == "data-independent":
         return PrivacyReport(**base)
     parts = rho_parts(rho, method=method)
-    tau = float(_goe.goe_norm_bound(d, rho=parts["hessian"]))
+    tau = _tau(d, parts["hessian"])
     if method == "data-dependent" and fit.lam < 2.0 * tau * sh:
         raise ValueError(f"lam must be >= 2*tau*sigma_hessian = {2.0 * tau * sh:.6g} for the data-dependent report "
                          f"(Prop 21, tau = {tau:.6g}); the fit has lam = {fit.lam:g}. Nothing was released: use "
@@ -760,7 +788,7 @@ def total_privacy(report: PrivacyReport, *, delta_model: float, delta_report: fl
     pessimistic PLD of ObjPert (:func:`pdpkit.accounting.objpert_pld`) composed with the
     report's Gaussian mechanism in dp_accounting, and ε at the total
     :math:`\delta = \delta_m + \delta_r` — never larger than the basic composition's ε up to
-    the PLD's discretization (1e-4).
+    the PLD's (pessimistic) discretization, 1e-3.
 
     Returns
     -------
@@ -787,12 +815,14 @@ def total_privacy(report: PrivacyReport, *, delta_model: float, delta_report: fl
 
         from dp_accounting.pld import privacy_loss_distribution as _pld
 
-        pld = _accounting.objpert_pld(L=L, beta=beta, lam=lam, sigma=sigma, sharp=True)
+        pld = _accounting.objpert_pld(L=L, beta=beta, lam=lam, sigma=sigma, sharp=True,
+                                      value_discretization_interval=_PLD_H)
         released = report._released()
         if released:
             sens = {"gradient": L, "hessian": beta / _SQRT2, "lambda_min": beta}
             mu = math.sqrt(sum((sens[c] / getattr(report, _SIGMA_NAME[c])) ** 2 for c in released))
-            pld = pld.compose(_pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=True))
+            pld = pld.compose(_pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=True,
+                                                           value_discretization_interval=_PLD_H))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             eps = float(pld.get_epsilon_for_delta(dm + dr))

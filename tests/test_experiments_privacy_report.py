@@ -1,0 +1,106 @@
+"""Tests of pdpkit.experiments.privacy_report (the privacy-report chapter's experiments).
+
+Each result is recomputed independently: the exact ex-post pDP and the leverage by dense
+linear algebra, the noise calibration by the Gaussian privacy profile, the confidence limit
+by scipy's beta quantile, tau by Lemma 20 at the Hessian's share written out by hand.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from pdpkit import datasets as ds
+from pdpkit import gaussian, goe, report
+from pdpkit.experiments import privacy_report as ex
+from pdpkit.losses import logistic
+from pdpkit.objpert import objpert_fit
+
+
+def _data(n=60, d=3, seed=0):
+    return ds.make_synthetic_logistic(n, d=d, rng=np.random.default_rng(seed))
+
+
+def test_report_vs_truth_recomputes_eps1_and_leverage_densely():
+    data = _data()
+    lam, sigma = 0.5, 1.0
+    res = ex.report_vs_truth(data.X, data.y, "logistic", lam=lam, sigma=sigma,
+                             methods=("data-independent", "adaptive"), sigma_gradient=0.2,
+                             sigma_hessian=0.01, sigma_lambda_min=0.2, rho=0.1, rng=3)
+    # the same fit: first draw of the same generator
+    fit = objpert_fit(data.X, data.y, logistic, lam=lam, sigma=sigma, rng=np.random.default_rng(3))
+    X, y, th = data.X, data.y, fit.theta
+    H = (X * logistic.d2(X @ th, y)[:, None]).T @ X + lam * np.eye(X.shape[1])
+    b = -(X.T @ logistic.d1(X @ th, y) + lam * th)
+    eps1 = np.empty(len(y))
+    for i in range(len(y)):  # removal of member i, by the definition with dense inverses
+        x, c1, c2 = X[i], logistic.d1(X[i] @ th, y[i]), logistic.d2(X[i] @ th, y[i])
+        mu = c2 * x @ np.linalg.inv(H) @ x
+        eps1[i] = abs(-math.log(1 - mu) + c1**2 * x @ x / (2 * sigma**2) + c1 * x @ b / sigma**2)
+    np.testing.assert_allclose(res.eps1, eps1, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.leverage_true, np.einsum("ij,jk,ik->i", X, np.linalg.inv(H), X), rtol=1e-10)
+    for m in ("data-independent", "adaptive"):
+        assert np.all(res.leverage[m] >= res.leverage_true * (1 - 1e-12))
+        np.testing.assert_allclose(res.ratio(m), res.bounds[m] / res.eps1)
+    assert res.overhead_dp["data-independent"] == 0.0 and res.overhead_dp["adaptive"] > 0
+
+
+def test_data_dependent_lambda_is_the_threshold_of_the_report():
+    data = _data(d=4)
+    s_h = 0.01
+    tau = goe.goe_norm_bound(4, rho=0.05 / 2)  # Hessian's share: half of rho, by hand
+    lam = ex.data_dependent_lambda(0.01, 4, sigma_hessian=s_h, rho=0.05)
+    assert lam == pytest.approx(2 * tau * s_h, rel=1e-12)
+    assert ex.data_dependent_lambda(10.0, 4, sigma_hessian=s_h, rho=0.05) == 10.0
+    fit = objpert_fit(data.X, data.y, "logistic", lam=lam, sigma=1.0, rng=1)
+    report.privacy_report(fit, data.X, data.y, method="data-dependent", sigma_hessian=s_h, rng=2)
+    fit_low = objpert_fit(data.X, data.y, "logistic", lam=lam * (1 - 1e-6), sigma=1.0, rng=1)
+    with pytest.raises(ValueError, match="lam"):  # the tester: just below the threshold
+        report.privacy_report(fit_low, data.X, data.y, method="data-dependent", sigma_hessian=s_h, rng=2)
+
+
+def test_worst_case_report_shapes_and_consistency():
+    res = ex.worst_case_report("n", [30, 60], 3, lam=0.5, sigma=1.0, methods=("data-independent",),
+                               n_repeats=3, rng=5)
+    assert res.worst_pdp.shape == (2, 3) and res.worst_bound["data-independent"].shape == (2, 3)
+    cov = res.covered["data-independent"]
+    assert np.all(res.worst_bound["data-independent"][cov] >= res.worst_pdp[cov])
+    with pytest.raises(ValueError, match="parameter"):
+        ex.worst_case_report("m", [30], 3, lam=0.5, sigma=1.0)
+
+
+def test_coverage_scenarios_against_beta_quantile_and_printed_variants():
+    c = ex.report_coverage_scenarios(15, 3, lam=0.05, sigma=0.5, method="data-dependent",
+                                     sigma_gradient=0.05, sigma_hessian=0.002, rho=0.1,
+                                     n_draws=60, rng=7)
+    k, n = c.failures, c.n_draws
+    upper = np.where(k < n, stats.beta.ppf(0.95, k + 1, n - k), 1.0)  # one-sided 95%
+    np.testing.assert_allclose(c.upper, upper, rtol=1e-9)
+    assert np.all(k <= 0.1 * n + 3 * math.sqrt(0.1 * 0.9 * n))  # consistent with rho = 0.1
+    # the tester: the printed variants fail far more often than rho
+    assert c.cross_printed_failures.min() > 0.25 * n
+    assert c.log_term_printed_failures[2] > 0.25 * n  # the outlier's log term
+
+
+def test_budget_allocation_calibrates_each_release_exactly():
+    data = _data(n=200, d=4, seed=9)
+    splits = [(0.5, 0.3, 0.2)]
+    res = ex.budget_allocation(data.X, data.y, splits, delta=1e-5, rho=0.05, rng=1)
+    run = res.dependent[0]
+    s_h = gaussian.gaussian_sigma(0.3, 1e-5, sensitivity=0.25 / math.sqrt(2))
+    assert res.lam[0] == pytest.approx(ex.data_dependent_lambda(1.0, 4, sigma_hessian=float(s_h), rho=0.05))
+    # the Hessian's sigma gives exactly (0.3, 1e-5) by the Gaussian privacy profile
+    assert gaussian.gaussian_delta(0.3, sensitivity=0.25 / math.sqrt(2), sigma=s_h) == pytest.approx(1e-5, rel=1e-6)
+    assert run.overhead_dp["data-dependent"] < 0.3 + 0.2  # composed tightly: below the sum
+    assert set(res.independent.bounds) == {"data-independent"}
+
+
+def test_bad_inputs():
+    data = _data()
+    with pytest.raises(ValueError, match="methods"):
+        ex.report_vs_truth(data.X, data.y, "logistic", lam=1.0, sigma=1.0, methods=("exact",))
+    with pytest.raises(ValueError, match="splits"):
+        ex.budget_allocation(data.X, data.y, [(0.5, 0.5)])
+    with pytest.raises(ValueError, match="rho"):
+        ex.report_coverage_scenarios(10, 2, lam=1.0, sigma=1.0, rho=1.5)

@@ -10,6 +10,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.goe` — the law of the GOE's extreme eigenvalues and norm.
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
+* :mod:`pdpkit.ops` — one-posterior sampling for linear regression: exact pDP, AdaOPS.
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.plotting` — the book's figure style.
@@ -27,6 +28,7 @@ from . import (
     goe,
     losses,
     objpert,
+    ops,
     output_perturbation,
     plotting,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "goe",
     "losses",
     "objpert",
+    "ops",
     "output_perturbation",
     "plotting",
     "__version__",

@@ -46,6 +46,8 @@ SAME_LAYER_ALLOWED = {
     ("_solver", "losses"),
     ("analyze_gauss", "goe"),
     ("output_perturbation", "objpert"),
+    ("ops", "analyze_gauss"),
+    ("ops", "objpert"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

@@ -258,7 +258,7 @@ def _pair_params(X, y, target_x, target_y, lam, gamma, member, *, check_members=
     lam, gamma = _check_lam_gamma(lam, gamma)
     tx, ty, scalar = _targets(target_x, target_y, X.shape[1])
     mem = _member_array(member, tx.shape[0])
-    if check_members:
+    if check_members and not (tx is X and ty is y):  # targets = the rows themselves: nothing to check
         _check_members(X, y, tx, ty, mem)
     L, theta = _factor(X, y, lam)
     W = sla.solve_triangular(L, tx.T, lower=True, check_finite=False)
@@ -283,6 +283,10 @@ def _log_interval(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """log(Φ(hi) − Φ(lo)) for lo ≤ hi, accurate in both tails (lo, hi may be ±inf)."""
     out = np.empty(np.broadcast(lo, hi).shape)
     right = lo >= 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if right.all():  # the usual case for OPS (small leverage): no masking
+            a, b = special.log_ndtr(-lo), special.log_ndtr(-hi)
+            return a + np.log1p(-np.exp(b - a))
     left = hi <= 0
     mid = ~(right | left)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -297,62 +301,73 @@ def _log_interval(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def _piece(eps, lo, hi, a, sv, first_is_p: bool):
-    """Hockey-stick piece ∫_lo^hi (f − e^ε g)_+ with f, g the pair's densities, both CDF-based.
-
-    ``first_is_p``: f = N(0,1), g = N(a, v); else f = N(a, v), g = N(0, 1). The interval is
-    exactly where f > e^ε g, so the piece is ≥ 0; returns (piece, mass of g on the interval).
-    """
-    lp = _log_interval(lo, hi)
-    lq = _log_interval((lo - a) / sv, (hi - a) / sv)
-    lf, lg = (lp, lq) if first_is_p else (lq, lp)
-    with np.errstate(invalid="ignore", over="ignore"):
-        val = np.exp(lf) * -np.expm1(np.minimum(lg + eps - lf, 0.0))
-    val = np.where(np.isfinite(lf), val, 0.0)
-    return np.maximum(val, 0.0), np.exp(lg)
-
-
-def _pair_delta(eps: np.ndarray, w: np.ndarray, a: np.ndarray, *, want_slope: bool = False):
-    r"""Both hockey-stick divergences of P = N(0,1) (smaller set) and Q = N(a, 1−w) (larger set).
-
-    Returns (δ_PQ, δ_QP) = (H_{e^ε}(P‖Q), H_{e^ε}(Q‖P)) and, with ``want_slope``, their
-    ε-derivatives −e^ε Q(R_PQ) and −e^ε P(R_QP). ``eps`` ≥ 0, ``w`` in (0, 1), ``a`` ≥ 0.
-    """
-    a = np.abs(a)
+def _prep(w, a):
+    """ε-independent constants of the pair N(0,1) vs N(a, v), v = 1 − w (a ≥ 0)."""
     v = 1.0 - w
-    sv = np.sqrt(v)
     logv = np.log1p(-w)
-    B = a / v
-    C = a * a / (2.0 * v) + 0.5 * logv
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv2A = v / w  # 1/(2A), A = w/(2v); inf when w = 0 (equal variances: one root)
-        # {L > ε}: outside the roots of A u² − B u + (C − ε)
-        disc = (a * a - w * logv + 2.0 * w * eps) / v
-        q = B + np.sqrt(disc)
-        u_hi = np.where(w > 0, q * inv2A, np.inf)
-        u_lo = np.where(q > 0, 2.0 * (C - eps) / q, -np.inf)
-        ninf = np.full_like(u_lo, -np.inf)
-        pinf = np.full_like(u_lo, np.inf)
-        left, gl = _piece(eps, ninf, u_lo, a, sv, True)
-        right, gr = _piece(eps, u_hi, pinf, a, sv, True)
-        d_pq = left + right
-        # {L < −ε}: between the roots of A u² − B u + (C + ε), if any
-        disc2 = (a * a - w * logv - 2.0 * w * eps) / v
-        has = (disc2 > 0) & (a + w > 0)
-        q2 = B + np.sqrt(np.where(has, disc2, 0.0))
-        u2_hi = np.where(w > 0, q2 * inv2A, np.inf)
-        u2_lo = np.where(q2 > 0, 2.0 * (C + eps) / q2, np.inf)
-        u2_lo = np.where(has, u2_lo, 0.0)
-        u2_hi = np.where(has, np.maximum(u2_hi, u2_lo), 0.0)
-        mid, gm = _piece(eps, u2_lo, u2_hi, a, sv, False)
-        d_qp = np.where(has, mid, 0.0)
-    if not want_slope:
-        return d_pq, d_qp
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(eps)
-        s_pq = np.where(gl + gr > 0, -e * (gl + gr), 0.0)
-        s_qp = np.where(has & (gm > 0), -e * gm, 0.0)
-    return d_pq, d_qp, s_pq, s_qp
+    with np.errstate(divide="ignore"):
+        inv2A = np.where(w > 0, v / np.where(w > 0, w, 1.0), np.inf)  # 1/(2A), A = w/(2v)
+    return (a, np.sqrt(v), a / v, a * a / (2.0 * v) + 0.5 * logv, inv2A, (a * a - w * logv) / v, 2.0 * w / v)
+
+
+def _take(pre, idx):
+    return pre if idx is None else tuple(p[idx] for p in pre)
+
+
+_TAIL_CUT = 38.5  # Φ(−38.5) < 1e-300: a tail piece beyond it is below every representable δ
+
+
+def _delta_pq(eps, pre, want_slope=False):
+    r"""H_{e^ε}(P‖Q) for P = N(0,1) (smaller set), Q = N(a, 1−w): the region {L > ε} is the
+    outside of the roots of A u² − B u + (C − ε) (both always exist for ε ≥ 0), so δ is two tail
+    pieces, each :math:`P - e^\varepsilon Q \ge 0` computed in log space. With ``want_slope`` also
+    dδ/dε = −e^ε Q(region)."""
+    a, sv, B, C, inv2A, D0, D1 = pre
+    q = B + np.sqrt(D0 + D1 * eps)
+    u_lo = 2.0 * (C - eps) / q  # q > 0 unless a = w = 0 (excluded by the callers)
+    lp = special.log_ndtr(u_lo)
+    lq = special.log_ndtr((u_lo - a) / sv) + eps
+    d = np.exp(lp) * -np.expm1(np.minimum(lq - lp, 0.0))
+    slope = np.exp(lq) if want_slope else None
+    with np.errstate(invalid="ignore", over="ignore"):
+        u_hi = q * inv2A  # inf when w = 0 (one root: the Gaussian mechanism)
+    far = np.flatnonzero(u_hi < _TAIL_CUT)
+    if far.size:
+        uh, e = u_hi[far], eps[far]
+        lp_r = special.log_ndtr(-uh)
+        lq_r = special.log_ndtr(-(uh - a[far]) / sv[far]) + e
+        d[far] += np.exp(lp_r) * -np.expm1(np.minimum(lq_r - lp_r, 0.0))
+        if want_slope:
+            slope[far] += np.exp(lq_r)
+    d = np.maximum(d, 0.0)
+    return (d, -slope) if want_slope else d
+
+
+def _delta_qp(eps, pre, want_slope=False):
+    r"""H_{e^ε}(Q‖P): the region {L < −ε} lies between the roots of A u² − B u + (C + ε), if any."""
+    a, sv, B, C, inv2A, D0, D1 = pre
+    disc = D0 - D1 * eps
+    has = disc > 0
+    q = B + np.sqrt(np.where(has, disc, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lo = np.where(has & (q > 0), 2.0 * (C + eps) / np.where(q > 0, q, 1.0), 0.0)
+        hi = np.where(has, np.maximum(q * inv2A, lo), 0.0)
+        lq = _log_interval((lo - a) / sv, (hi - a) / sv)
+        lp = _log_interval(lo, hi) + eps
+        d = np.where(has & (lq > -np.inf), np.exp(lq) * -np.expm1(np.minimum(lp - lq, 0.0)), 0.0)
+        d = np.maximum(d, 0.0)
+        if not want_slope:
+            return d
+        return d, np.where(has, -np.exp(lp), 0.0)
+
+
+def _pair_delta(eps, w, a):
+    r"""Both hockey-stick divergences (δ_PQ, δ_QP) of P = N(0,1) (smaller set) and Q = N(a, 1−w)."""
+    eps, w, a = (np.array(t, dtype=float) for t in np.broadcast_arrays(eps, w, np.abs(np.asarray(a, float))))
+    trivial = (w == 0) & (a == 0)
+    pre = _prep(w, np.where(trivial, 1.0, a))
+    dpq, dqp = _delta_pq(eps, pre), _delta_qp(eps, pre)
+    return np.where(trivial, 0.0, dpq), np.where(trivial, 0.0, dqp)
 
 
 def _select(d_pq, d_qp, direction):
@@ -361,64 +376,88 @@ def _select(d_pq, d_qp, direction):
     return d_pq if direction == "smaller_first" else d_qp
 
 
-def _pair_epsilon(delta: np.ndarray, w: np.ndarray, a: np.ndarray, direction: str = "both") -> np.ndarray:
-    """Smallest ε ≥ 0 with δ(ε) ≤ δ for each pair, never on the unsafe side (vectorized)."""
-    delta, w, a = np.broadcast_arrays(np.asarray(delta, float), np.asarray(w, float), np.abs(np.asarray(a, float)))
-    shape = delta.shape
-    dl, w, a = delta.ravel().copy(), w.ravel().copy(), a.ravel().copy()
-    out = np.zeros(dl.shape)
-    trivial = (w == 0) & (a == 0)
-    idx = np.flatnonzero(~trivial)
-    if idx.size:
-        d0 = _select(*_pair_delta(np.zeros(idx.size), w[idx], a[idx]), direction)
-        idx = idx[d0 > dl[idx]]
+def _solve_eps(dd, ww, aa, fn):
+    """Smallest ε ≥ 0 with fn(ε) ≤ dd (fn decreasing in ε): safeguarded Newton on log δ.
+
+    Returns ε within a relative ~1e-11 above the root and always on the safe side."""
+    out = np.zeros(dd.shape)
+    idx = np.flatnonzero((ww > 0) | (aa > 0))  # a = w = 0: identical posteriors, ε = 0
     if idx.size == 0:
-        return out.reshape(shape)
-    dd, ww, aa = dl[idx], w[idx], a[idx]
+        return out
+    pre = _prep(ww[idx], aa[idx])
+    if idx.size == ww.size:
+        idx = None
+    dd = dd if idx is None else dd[idx]
     logd = np.log(dd)
-    # starting point: a tail bound of the loss (A z² + B z + C at the (1−δ)-quantile)
+    # start: a fraction of the loss A z² + B z + C at the (1−δ)-quantile z (that tail bound is
+    # 1.2–4 times the root); Newton is safeguarded by the bracket [lo, hi] either way
     z = -special.ndtri(dd)
-    v = 1.0 - ww
-    x = np.maximum(ww / (2 * v) * z * z + aa / v * z + aa * aa / (2 * v) + 0.5 * np.log1p(-ww), 1e-6)
+    _, _, B, C, inv2A = pre[:5]
+    x = np.maximum(0.7 * (z * z / (2.0 * inv2A) + B * z + C), 1e-6)
     lo = np.zeros_like(x)
     hi = np.full_like(x, np.inf)
     act = np.arange(x.size)
-    for _ in range(200):
-        xa = x[act]
-        dpq, dqp, spq, sqp = _pair_delta(xa, ww[act], aa[act], want_slope=True)
-        if direction == "both":
-            use_pq = dpq >= dqp
-            dv, sl = np.where(use_pq, dpq, dqp), np.where(use_pq, spq, sqp)
-        elif direction == "smaller_first":
-            dv, sl = dpq, spq
-        else:
-            dv, sl = dqp, sqp
-        above = dv > dd[act]
-        lo[act] = np.where(above, xa, lo[act])
-        hi[act] = np.where(above, hi[act], xa)
+    full = True
+    for _ in range(100):
+        xa = x if full else x[act]
+        dv, sl = fn(xa, pre if full else _take(pre, act), want_slope=True)
+        d_act = dd if full else dd[act]
+        above = dv > d_act
+        l_act = np.where(above, xa, lo if full else lo[act])
+        h_act = np.where(above, hi if full else hi[act], xa)
         with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.log(dv) - logd[act]
-            step = f / (sl / dv)
-        newton = xa - step
-        bis = np.where(np.isfinite(hi[act]), 0.5 * (lo[act] + hi[act]), 2.0 * xa)
-        ok = np.isfinite(newton) & (newton > lo[act]) & (newton < hi[act])
-        xn = np.where(ok, newton, bis)
-        width = hi[act] - lo[act]
-        done = (np.abs(xn - xa) <= 1e-14 * np.abs(xn)) | (np.isfinite(width) & (width <= 2e-14 * np.abs(hi[act])))
-        x[act] = xn
+            newton = xa - (np.log(dv) - (logd if full else logd[act])) * dv / sl
+        ok = np.isfinite(newton) & (newton > l_act) & (newton < h_act)
+        xn = np.where(ok, newton, np.where(np.isfinite(h_act), 0.5 * (l_act + h_act), 2.0 * xa))
+        xn = np.where((newton <= 0) & (l_act == 0), 0.0, xn)  # the root may be ε = 0 itself: try it
+        done = (np.abs(xn - xa) <= 1e-10 * xa) | (np.isfinite(h_act) & (h_act - l_act <= 1e-12 * h_act))
+        if full:
+            lo, hi, x = l_act, h_act, xn
+        else:
+            lo[act], hi[act], x[act] = l_act, h_act, xn
         act = act[~done]
+        full = False
         if act.size == 0:
             break
-    # safe side: the returned ε must satisfy δ(ε) ≤ δ. Newton may converge from below, so walk
-    # up from the converged point in relative steps 1e-14·2^k (capped by the bracket's upper end).
-    res = x.copy()
-    for k in range(64):
-        dr = _select(*_pair_delta(res, ww, aa), direction)
-        bad = dr > dd
-        if not np.any(bad):
+    # the safe side: Newton converges from below the root (δ slightly > dd), so try x(1 + τ) for
+    # growing τ and fall back to the bracket's upper end (evaluated, δ ≤ dd) where none works
+    res = hi.copy()
+    pend = np.arange(x.size)
+    for tau in (1e-11, 1e-9, 1e-7, 1e-5):
+        cand = x[pend] * (1.0 + tau) + 1e-300
+        good = fn(cand, _take(pre, pend)) <= dd[pend]
+        res[pend[good]] = np.minimum(cand[good], res[pend[good]])
+        pend = pend[~good]
+        if pend.size == 0:
             break
-        res = np.where(bad, np.minimum(x * (1.0 + 1e-14 * 2.0**k) + 1e-300, hi), res)
+    while True:  # only if the bracket never got an evaluated upper end (not seen in practice)
+        bad = np.flatnonzero(~np.isfinite(res))
+        if bad.size == 0:
+            break
+        x[bad] = 2.0 * x[bad] + 1.0
+        good = fn(x[bad], _take(pre, bad)) <= dd[bad]
+        res[bad[good]] = x[bad[good]]
+    if idx is None:
+        return res
     out[idx] = res
+    return out
+
+
+def _pair_epsilon(delta: np.ndarray, w: np.ndarray, a: np.ndarray, direction: str = "both") -> np.ndarray:
+    """Smallest ε ≥ 0 with δ(ε) ≤ δ for each pair, never on the unsafe side (vectorized).
+
+    For ``"both"``, max(δ_PQ, δ_QP)(ε) ≤ δ iff ε ≥ max(ε_PQ, ε_QP): ε_PQ is solved for every pair,
+    ε_QP only where δ_QP(ε_PQ) > δ (on our grids, never: the smaller set's order dominates)."""
+    delta, w, a = np.broadcast_arrays(np.asarray(delta, float), np.asarray(w, float), np.abs(np.asarray(a, float)))
+    shape = delta.shape
+    dl, w, a = delta.ravel(), w.ravel(), a.ravel()
+    if direction == "larger_first":
+        return _solve_eps(dl, w, a, _delta_qp).reshape(shape)
+    out = _solve_eps(dl, w, a, _delta_pq)
+    if direction == "both":
+        chk = np.flatnonzero(_delta_qp(out, _prep(w, a)) > dl)
+        if chk.size:
+            out[chk] = np.maximum(out[chk], _solve_eps(dl[chk], w[chk], a[chk], _delta_qp))
     return out.reshape(shape)
 
 
@@ -694,7 +733,7 @@ def ops_gamma_for_dp(eps: float, delta: float, *, n: int, lam: float, x_bound: f
     e_arr, w_arr = np.array([eps]), np.array([w])
 
     def dval(a: float) -> float:
-        return float(max(_pair_delta(e_arr, w_arr, np.array([a]))[0][0], _pair_delta(e_arr, w_arr, np.array([a]))[1][0]))
+        return float(np.max(_pair_delta(e_arr, w_arr, np.array([a]))))
 
     if dval(0.0) >= delta:
         raise ValueError(f"eps={eps} is not reachable at delta={delta} for any gamma > 0: the leverage bound "

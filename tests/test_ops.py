@@ -159,11 +159,11 @@ def test_vectorized_equals_one_at_a_time():
     kw = dict(lam=0.2, gamma=30.0, delta=1e-6)
     e_all = ops.ops_pdp_epsilon(X, y, X, y, member=True, **kw)
     for i in (0, 17, 39):
-        assert e_all[i] == pytest.approx(ops.ops_pdp_epsilon(X, y, X[i], y[i], member=True, **kw), rel=1e-12)
+        assert e_all[i] == pytest.approx(ops.ops_pdp_epsilon(X, y, X[i], y[i], member=True, **kw), rel=1e-9)
     mem = np.arange(40) % 2 == 0
     tx = np.where(mem[:, None], X, -X)
     e_mix = ops.ops_pdp_epsilon(X, y, tx, y, member=mem, **kw)
-    np.testing.assert_allclose(e_mix[mem], e_all[mem], rtol=1e-12)
+    np.testing.assert_allclose(e_mix[mem], e_all[mem], rtol=1e-9)
 
 
 # ------------------------------------------------------------------ ex post

@@ -363,11 +363,13 @@ def _delta_qp(eps, pre, want_slope=False):
 
 def _pair_delta(eps, w, a):
     r"""Both hockey-stick divergences (δ_PQ, δ_QP) of P = N(0,1) (smaller set) and Q = N(a, 1−w)."""
-    eps, w, a = (np.array(t, dtype=float) for t in np.broadcast_arrays(eps, w, np.abs(np.asarray(a, float))))
+    eps, w, a = np.broadcast_arrays(np.asarray(eps, float), np.asarray(w, float), np.abs(np.asarray(a, float)))
+    shape = eps.shape
+    eps, w, a = eps.ravel(), w.ravel(), a.ravel()
     trivial = (w == 0) & (a == 0)
     pre = _prep(w, np.where(trivial, 1.0, a))
     dpq, dqp = _delta_pq(eps, pre), _delta_qp(eps, pre)
-    return np.where(trivial, 0.0, dpq), np.where(trivial, 0.0, dqp)
+    return np.where(trivial, 0.0, dpq).reshape(shape), np.where(trivial, 0.0, dqp).reshape(shape)
 
 
 def _select(d_pq, d_qp, direction):

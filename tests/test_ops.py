@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pdpkit import ops
+from pdpkit import gaussian, ops
+from pdpkit.output_perturbation import ridge_removal_sensitivity_nonprivate
 from pdpkit.audit import audit_delta_curve
 
 
@@ -121,6 +122,22 @@ def test_pdp_delta_epsilon_rdp_match_mpmath_refits(lam, gamma, member, i):
             ref = _mp_rdp(alpha, laws)
             got = float(ops.ops_pdp_rdp(X, y, tx, ty, alpha=alpha, **kw))
             assert got == pytest.approx(float(ref), rel=1e-8)
+
+
+def test_equal_variance_limit_is_the_gaussian_mechanism():
+    # w -> 0: the pair tends to N(0,1) vs N(a,1), whose tight profile is pdpkit.gaussian's (eq. B.1)
+    a = np.array([0.05, 0.5, 2.0])
+    for delta in (1e-3, 1e-9):
+        e = ops._pair_epsilon(delta, np.full(3, 1e-13), a)
+        ref = gaussian.gaussian_epsilon(delta, sensitivity=a, sigma=1.0)
+        np.testing.assert_allclose(e, ref, rtol=1e-7)
+    # both orders agree at ε = 0 (total variation) and the smaller set's order dominates on a grid
+    W, A = np.meshgrid(np.geomspace(1e-5, 0.9, 15), np.geomspace(1e-3, 10, 15), indexing="ij")
+    for eps in (0.0, 0.5, 3.0):
+        d_pq, d_qp = ops._pair_delta(np.full(W.shape, eps), W, A)
+        if eps == 0.0:
+            np.testing.assert_allclose(d_pq, d_qp, rtol=1e-9, atol=1e-300)
+        assert np.all(d_pq >= d_qp * (1 - 1e-9))
 
 
 def test_rdp_is_inf_where_it_diverges():
@@ -429,6 +446,8 @@ def test_lemma31_shift_and_sign_of_second_identity():
     os_ = ops.erm_per_instance_shift_nonprivate(X, y, "squared", X[:3], y[:3], lam=lam, member=True,
                                                 method="one_step")
     np.testing.assert_allclose(os_, ex, rtol=1e-8, atol=1e-13)
+    np.testing.assert_allclose(np.linalg.norm(os_, axis=1),
+                               ridge_removal_sensitivity_nonprivate(X, y, lam=lam)[:3], rtol=1e-10)
     # logistic: both identities with the integrated Hessians (Gauss–Legendre on η_t)
     z, zy = np.array([0.7, -0.6]), 1.0
     shift = ops.erm_per_instance_shift_nonprivate(X, yl, "logistic", z, zy, lam=lam, member=False)

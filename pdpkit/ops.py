@@ -33,6 +33,21 @@ The privacy loss :math:`\log p_S/p_{S+z}` is the quadratic
 hockey-stick divergences are sums of normal-CDF differences between the two roots of
 :math:`L(u) = \pm\varepsilon` (closed form, computed in log space).
 
+Corrections to the source implemented here (evidence in the tests and the chapter):
+
+* Thm 4.1's tail step drops a ½: with :math:`t^2 = \log(2/\delta)`,
+  :math:`P(|Z| > t)` is about :math:`\sqrt\delta`, not δ; the printed (4.3)/(4.4) fall below
+  the exact pDP (``ops_pdp_bound(form="printed")``); ``form="corrected"`` uses
+  :math:`2\log(2/\delta)` and both orders. (4.3) and (4.4) are not equal.
+* Def 2.2 needs both orders of the pair; the smaller set's order
+  :math:`H(P_S\|P_{S+z})` is the larger one on every grid we tried (equal at ε = 0), but
+  both are computed.
+* Alg 1 (AdaOPS): ``min{0, …}`` must be ``max``; its σ for λ̃ and its margin are not
+  (ε/2, δ/2)-calibrated, and the margin needs a −1 for the neighbour; (A.5) drops a
+  "1 +" and a factor 2 under a square root. :func:`adaops_fit` re-derives all of it.
+* Lemma 3.1's second identity has a spurious minus sign; (3.4)'s first line pairs
+  :math:`\hat\theta'` with :math:`X'` (it should be θ̂ with X′, or θ̂′ with X).
+
 Everything computed from the data here except :func:`ops_fit`'s ``theta``, the AdaOPS
 release and the data-independent DP functions is **not private** (names end in
 ``_nonprivate`` where the quantity itself is the data's; the pDP values of a data set

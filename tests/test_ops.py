@@ -424,14 +424,19 @@ def test_audit_ops_on_corner_pair_and_lambda_release():
     assert ok.passed, ok.summary()
     bad = audit_delta_curve(samp_s, samp_b, loss, eps, eps, 0.8 * claimed, rng=1, **kw)
     assert not bad.passed, bad.summary()
-    # the λ̃ release: Gaussian mechanism of sensitivity 1 on the pair (λ_min, λ_min + 1)
-    sig = 2.0
-    samp0 = lambda m, g: g.normal(0.0, sig, m)
-    samp1 = lambda m, g: g.normal(1.0, sig, m)
-    thr = 0.5 - eps * sig**2  # {o < 1/2 − ε σ²}: the optimal event
-    cl = np.array([_gauss_delta(e, 1 / sig) for e in eps])
-    ok = audit_delta_curve(samp0, samp1, lambda o: -o, -thr, eps, cl, rng=2, **kw)
+    # AdaOPS's λ̃ release: a Gaussian mechanism of sensitivity 1 (λ_min of the pair (λ, λ + 1), its
+    # law checked in test_adaops_laws_over_runs) with the σ_λ that adaops_fit calibrates
+    Xa, ya = _ada_data(n=500, d=2)
+    sig = ops.adaops_fit(Xa, ya, 1.0, 1e-6, kappa=2.0, rng=3).sigma_lam
+    samp0 = lambda m, g: 5.0 + sig * g.standard_normal(m)
+    samp1 = lambda m, g: 6.0 + sig * g.standard_normal(m)
+    e_l = np.array([0.005, 0.02, 0.05])
+    thr = 5.5 - e_l * sig**2  # {o < 5.5 − ε σ²}: the optimal event for the pair
+    cl = np.array([_gauss_delta(e, 1 / sig) for e in e_l])
+    ok = audit_delta_curve(samp0, samp1, lambda o: -o, -thr, e_l, cl, rng=2, **kw)
     assert ok.passed, ok.summary()
+    bad = audit_delta_curve(samp0, samp1, lambda o: -o, -thr, e_l, 0.7 * cl, rng=2, **kw)
+    assert not bad.passed, bad.summary()
 
 
 # ------------------------------------------------------------------ Lemma 3.1, Prop 2.9

@@ -118,6 +118,9 @@ def test_pdp_delta_epsilon_rdp_match_mpmath_refits(lam, gamma, member, i):
             # the mpmath root lies in [e(1 − 1e-8), e]: accurate to 1e-8 and never on the unsafe side
             assert float(_mp_delta(e, laws)) <= delta * (1 + 1e-12)
             assert float(_mp_delta(e * (1 - 1e-8), laws)) > delta
+        # test of the tester: one order alone (the larger set's) is refuted by the reference
+        e_one = float(ops.ops_pdp_epsilon(X, y, tx, ty, delta=1e-6, direction="larger_first", **kw))
+        assert float(_mp_delta(e_one, laws)) > 1e-6 * (1 + 1e-6)
         for alpha in (3.0,):
             ref = _mp_rdp(alpha, laws)
             got = float(ops.ops_pdp_rdp(X, y, tx, ty, alpha=alpha, **kw))
@@ -200,6 +203,25 @@ def test_ex_post_equals_scipy_log_density_difference():
     ref_n = np.abs(base - logpdf(np.vstack([X, tx_new]), np.append(y, ty_new), res.theta))
     np.testing.assert_allclose(got[:, 0], ref_m, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got[:, 1], ref_n, rtol=1e-9, atol=1e-12)
+
+
+def test_reduction_to_one_dimension_by_monte_carlo_in_d_dimensions():
+    # E_P[(1 − e^ε p'/p)_+] with the full 3-d posterior densities (scipy) equals δ(ε) of the 1-d pair
+    X, y = _data(n=15, d=3, seed=15)
+    lam, gamma, eps = 0.5, 40.0, 0.3
+    tx, ty = np.array([0.3, -0.9, 0.2]), 0.8
+
+    def post(Xm, ym):
+        H = Xm.T @ Xm + lam * np.eye(3)
+        return stats.multivariate_normal(np.linalg.solve(H, Xm.T @ ym), np.linalg.inv(H) / gamma)
+
+    p, q = post(X, y), post(np.vstack([X, tx]), np.append(y, ty))
+    th = p.rvs(size=200_000, random_state=16)
+    f = np.maximum(1.0 - np.exp(eps + q.logpdf(th) - p.logpdf(th)), 0.0)
+    ref = float(ops.ops_pdp_delta(X, y, tx, ty, lam=lam, gamma=gamma, eps=eps, member=False,
+                                  direction="smaller_first"))
+    assert ref > 0.05
+    assert abs(f.mean() - ref) < 5 * f.std() / math.sqrt(f.size)  # 5 standard errors
 
 
 # ------------------------------------------------------------------ sampler

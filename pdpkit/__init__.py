@@ -10,6 +10,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.goe` — the law of the GOE's extreme eigenvalues and norm.
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
+* :mod:`pdpkit.ops` — one-posterior sampling for linear regression: exact pDP, AdaOPS.
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
 * :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
@@ -32,6 +33,7 @@ from . import (
     goe,
     losses,
     objpert,
+    ops,
     output_perturbation,
     plotting,
     report,
@@ -52,6 +54,7 @@ __all__ = [
     "goe",
     "losses",
     "objpert",
+    "ops",
     "output_perturbation",
     "plotting",
     "report",

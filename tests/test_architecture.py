@@ -49,6 +49,8 @@ SAME_LAYER_ALLOWED = {
     ("objpert", "accounting"),
     ("cli", "estimators"),
     ("__main__", "cli"),
+    ("ops", "analyze_gauss"),
+    ("ops", "objpert"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

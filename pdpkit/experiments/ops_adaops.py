@@ -1,0 +1,372 @@
+r"""Experiments of the chapter "OPS and AdaOPS: posterior sampling for linear regression".
+
+Wang (2019), §3–§4 (source 001). Every function only computes; the chapter prints and
+plots. The privacy analysis itself lives in :mod:`pdpkit.ops` (OPS, AdaOPS) and
+:mod:`pdpkit.gaussian` (fixed-covariance output perturbation).
+
+* :func:`anisotropic_regression` — an ill-conditioned linear-Gaussian design with unit rows.
+* :func:`noise_shape_pdp` — members' tight pDP of output perturbation with the three noise
+  shapes of §4 (isotropic, Fisher, democratic) at equal mean squared error, and eq. (3.3).
+* :func:`scalar_instance` — a one-dimensional data set realising a given leverage score and
+  residual (the exact pDP of OPS depends on the data only through them).
+* :func:`output_perturbation_vs_n` — Figure 2, left.
+* :func:`ops_vs_gamma` — Figure 2, right.
+* :func:`ops_mse_check` — Prop 4.3(3) by Monte Carlo.
+* :func:`members_pdp_scaling` — Prop 4.3(2) by Monte Carlo.
+* :func:`accuracy_table` — AdaOPS, OPS with a data-independent λ and output perturbation
+  at the same (ε, δ).
+* :func:`generalization_gap` — Prop 2.9 with a clipped loss, by Monte Carlo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+from numpy.typing import ArrayLike
+
+from .._validation import as_generator
+from ..datasets import normalize_rows
+from ..gaussian import gaussian_epsilon, gaussian_sigma
+from ..ops import (
+    adaops_fit,
+    ops_dp_epsilon,
+    ops_fit,
+    ops_gamma_for_dp,
+    ops_pdp_epsilon,
+    pdp_generalization_bound,
+)
+from ..output_perturbation import (
+    ridge_fit_nonprivate,
+    ridge_global_sensitivity_bound,
+    ridge_removal_sensitivity_nonprivate,
+)
+
+__all__ = [
+    "anisotropic_regression",
+    "NoiseShapePdp",
+    "noise_shape_pdp",
+    "scalar_instance",
+    "OutputPerturbationVsN",
+    "output_perturbation_vs_n",
+    "OpsVsGamma",
+    "ops_vs_gamma",
+    "MseCheck",
+    "ops_mse_check",
+    "members_pdp_scaling",
+    "AccuracyTable",
+    "accuracy_table",
+    "GeneralizationGap",
+    "generalization_gap",
+]
+
+
+def anisotropic_regression(n: int, d: int, *, cond: float = 1.0, noise: float = 0.1, clip: bool = True,
+                           rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Linear-Gaussian data with unit rows and an ill-conditioned design.
+
+    :math:`x_i` = a normalised :math:`\mathcal N(0, \operatorname{diag}(s_1^2, \dots, s_d^2))`
+    draw with :math:`s_j` geometric from 1 down to :math:`1/\sqrt{\text{cond}}`;
+    :math:`\theta_0 \sim \mathcal N(0, I_d)`; :math:`y_i = x_i^\top\theta_0 + \text{noise}\,\xi_i`,
+    clipped to :math:`[-1, 1]` when ``clip`` (the source's Fig 1 recipe). Returns ``(X, y, theta0)``.
+    """
+    rng = as_generator(rng)
+    scales = np.geomspace(1.0, 1.0 / np.sqrt(cond), d)
+    X = normalize_rows(rng.standard_normal((n, d)) * scales)
+    theta0 = rng.standard_normal(d)
+    y = X @ theta0 + noise * rng.standard_normal(n)
+    return X, (np.clip(y, -1.0, 1.0) if clip else y), theta0
+
+
+@dataclass(frozen=True)
+class NoiseShapePdp:
+    """Members' pDP under one noise shape: tight (``exact``) and eq. (3.3) (``printed``)."""
+
+    exact: np.ndarray
+    printed: np.ndarray
+    sensitivity: np.ndarray
+
+
+def noise_shape_pdp(X: np.ndarray, y: np.ndarray, *, lam: float, noise_mse: float,
+                    delta: float) -> dict[str, NoiseShapePdp]:
+    r"""Members' pDP of :math:`\tilde\theta \sim \mathcal N(\hat\theta, A^{-1})` for three fixed shapes.
+
+    :math:`H = X^\top X + \lambda I`, :math:`A = c\,M` with :math:`M \in \{I, H, H^2\}`
+    (isotropic, Fisher, democratic) and :math:`c` such that
+    :math:`\operatorname{tr}(A^{-1}) = ` ``noise_mse`` (equal accuracy). Removing member i moves
+    the ridge estimate by :math:`v_i = \frac{r_i}{1 - h_i}H^{-1}x_i` (Sherman–Morrison,
+    Lemma 3.1), so the whitened sensitivity is :math:`\norm{v_i}_A` and the tight pDP is
+    :func:`~pdpkit.gaussian.gaussian_epsilon` of it; ``printed`` is eq. (3.3)'s
+    :math:`\norm{v_i}_A\sqrt{\log(1.25/\delta)}` (γ = 1 here). ``A`` is held fixed, as Lemma
+    2.4 requires. One Cholesky, one triangular solve for all members.
+    """
+    X = np.asarray(X, float)
+    y = np.asarray(y, float)
+    d = X.shape[1]
+    H = X.T @ X + lam * np.eye(d)
+    L = np.linalg.cholesky(H)
+    theta = sla.cho_solve((L, True), X.T @ y)
+    W = sla.solve_triangular(L, X.T, lower=True)  # L^{-1} x_i
+    h = np.einsum("ij,ij->j", W, W)
+    V = sla.solve_triangular(L.T, W, lower=False)  # H^{-1} x_i
+    c = (y - X @ theta) / (1.0 - h)
+    evals = np.linalg.eigvalsh(H)
+    sq = {  # v' M v / c^2 for M = I, H, H^2
+        "isotropic": np.einsum("ij,ij->j", V, V),
+        "Fisher": h,
+        "democratic": np.einsum("ij,ij->i", X, X),
+    }
+    trace_inv = {"isotropic": float(d), "Fisher": float(np.sum(1 / evals)), "democratic": float(np.sum(evals**-2))}
+    out = {}
+    for name, q in sq.items():
+        scale = trace_inv[name] / noise_mse  # A = scale * M has tr(A^{-1}) = noise_mse
+        sens = np.abs(c) * np.sqrt(scale * q)
+        out[name] = NoiseShapePdp(exact=gaussian_epsilon(delta, sensitivity=sens, sigma=1.0),
+                                  printed=sens * np.sqrt(np.log(1.25 / delta)), sensitivity=sens)
+    return out
+
+
+def scalar_instance(mu: float, residual: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""A data set and targets with out-of-sample leverage ``mu`` and residuals ``residual`` (λ = 0).
+
+    ``X = [[1/sqrt(mu)]]``, ``y = [0]`` so :math:`H = 1/\mu`, :math:`\hat\theta = 0`;
+    the targets are :math:`x = 1`, :math:`y = r`. Returns ``(X, y, target_x, target_y)``.
+    The exact pDP of OPS depends on (X, y, z) only through :math:`\mu` and :math:`\gamma r^2`.
+    """
+    r = np.atleast_1d(np.asarray(residual, float))
+    return (np.array([[1.0 / np.sqrt(mu)]]), np.zeros(1), np.ones((r.size, 1)), r)
+
+
+@dataclass(frozen=True)
+class OutputPerturbationVsN:
+    """Figure 2 (left): DP ε and members' pDP of isotropic output perturbation of ridge."""
+
+    ns: np.ndarray
+    dp_epsilon: np.ndarray
+    members: list[np.ndarray]
+
+
+def output_perturbation_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: float, delta: float,
+                             noise: float = 0.1, rng=None) -> OutputPerturbationVsN:
+    r"""Figure 2 (left) of Wang (2019): ridge + :math:`\mathcal N(0, \sigma^2 I)` across n.
+
+    DP: the tight Gaussian ε at :func:`~pdpkit.output_perturbation.ridge_global_sensitivity_bound`
+    (rows in the unit ball, :math:`|y| \le 1`). Members: the tight Gaussian ε at each member's
+    exact removal sensitivity (:func:`~pdpkit.output_perturbation.ridge_removal_sensitivity_nonprivate`)
+    on a synthetic data set (:func:`anisotropic_regression` with cond = 1).
+    """
+    rng = as_generator(rng)
+    dp, members = [], []
+    for n in ns:
+        X, y, _ = anisotropic_regression(int(n), d, noise=noise, rng=rng)
+        dp.append(float(gaussian_epsilon(delta, sensitivity=ridge_global_sensitivity_bound(int(n), lam=lam),
+                                         sigma=sigma)))
+        sens = ridge_removal_sensitivity_nonprivate(X, y, lam=lam)
+        members.append(gaussian_epsilon(delta, sensitivity=sens, sigma=sigma))
+    return OutputPerturbationVsN(np.asarray(ns), np.asarray(dp), members)
+
+
+@dataclass(frozen=True)
+class OpsVsGamma:
+    """Figure 2 (right): privacy notions and utility of OPS over a γ grid (fixed data set)."""
+
+    gammas: np.ndarray
+    excess_risk: np.ndarray
+    dp_epsilon: np.ndarray
+    pdp_for_all: np.ndarray
+    members_median: np.ndarray
+    members_max: np.ndarray
+    expmech_epsilon: np.ndarray
+
+
+def ops_vs_gamma(X: np.ndarray, y: np.ndarray, gammas: Sequence[float], *, lam: float, delta: float) -> OpsVsGamma:
+    r"""Figure 2 (right) of Wang (2019) for OPS with a fixed λ > 0 on one data set.
+
+    * ``excess_risk``: the exact expected excess empirical risk
+      :math:`\frac1n\E[\norm{\mathbf y - X\tilde\theta}^2 - \norm{\mathbf y - X\hat\theta}^2]
+      = \operatorname{tr}(X^\top X H^{-1})/(n\gamma)`;
+    * ``dp_epsilon``: :func:`~pdpkit.ops.ops_dp_epsilon` over data sets of ≤ n records;
+    * ``pdp_for_all``: the exact pDP at the corner :math:`\mu = 1/\lambda_{\min}(H)`,
+      :math:`|r| = 1 + \norm{\hat\theta}` (an upper bound on the sup over
+      :math:`\norm x \le 1, |y| \le 1` when the exact pDP is increasing in μ and |r| — the
+      chapter checks this on a grid);
+    * ``members_median``, ``members_max``: the exact pDP of every member;
+    * ``expmech_epsilon``: the pure ε of the sampler restricted to the ball of radius
+      :math:`B = \sqrt n/(2\sqrt\lambda)` (which holds every ridge solution on bounded data):
+      the exponential mechanism's :math:`\gamma(1 + B)^2/2` for add/remove neighbours
+      (derived in the chapter).
+    """
+    X = np.asarray(X, float)
+    y = np.asarray(y, float)
+    n, d = X.shape
+    H = X.T @ X + lam * np.eye(d)
+    evals = np.linalg.eigvalsh(H)
+    theta = np.linalg.solve(H, X.T @ y)
+    risk_trace = float(np.trace(np.linalg.solve(H, X.T @ X))) / n
+    mu_max, r_max = 1.0 / evals[0], 1.0 + float(np.linalg.norm(theta))
+    B = np.sqrt(n) / (2.0 * np.sqrt(lam))
+    out = {k: [] for k in ("risk", "dp", "all", "med", "max", "em")}
+    for g in gammas:
+        out["risk"].append(risk_trace / g)
+        out["dp"].append(float(ops_dp_epsilon(delta, n=n, lam=lam, gamma=g)))
+        Xs, ys, tx, ty = scalar_instance(mu_max, r_max)
+        out["all"].append(float(np.max(ops_pdp_epsilon(Xs, ys, tx, ty, lam=0.0, gamma=g, delta=delta,
+                                                       member=False))))
+        m = ops_pdp_epsilon(X, y, X, y, lam=lam, gamma=g, delta=delta, member=True)
+        out["med"].append(float(np.median(m)))
+        out["max"].append(float(np.max(m)))
+        out["em"].append(g * (1.0 + B) ** 2 / 2.0)
+    return OpsVsGamma(np.asarray(gammas, float), *(np.asarray(out[k]) for k in ("risk", "dp", "all", "med", "max", "em")))
+
+
+@dataclass(frozen=True)
+class MseCheck:
+    """Prop 4.3(3): Monte Carlo mean squared error of OPS with its standard error, and two formulas."""
+
+    mc_mean: float
+    mc_se: float
+    exact: float
+    printed: float
+
+
+def ops_mse_check(X: np.ndarray, theta0: np.ndarray, *, sigma: float, lam: float, gamma: float, reps: int,
+                  draws_per_label: int = 20, rng=None) -> MseCheck:
+    r""":math:`\E[\norm{\tilde\theta - \theta_0}^2 \mid X]` under :math:`\mathbf y \sim \mathcal N(X\theta_0, \sigma^2 I)`.
+
+    Monte Carlo over ``reps`` fresh label vectors, each with ``draws_per_label`` OPS draws
+    (:func:`~pdpkit.ops.ops_fit` with ``size``); the standard error is that of the
+    per-label averages (independent across labels). Compared with the exact value
+    :math:`\sigma^2\operatorname{tr}(H^{-1}X^\top XH^{-1}) + \operatorname{tr}(H^{-1})/\gamma
+    + \lambda^2\norm{H^{-1}\theta_0}^2` and the printed
+    :math:`\sigma^2\operatorname{tr}(H^{-1})(1 + \gamma^{-1}) + \lambda^2\norm{H^{-1}\theta_0}^2`.
+    """
+    rng = as_generator(rng)
+    X = np.asarray(X, float)
+    d = X.shape[1]
+    H = X.T @ X + lam * np.eye(d)
+    Hi = np.linalg.inv(H)
+    bias = lam**2 * float(np.sum((Hi @ theta0) ** 2))
+    exact = sigma**2 * float(np.trace(Hi @ X.T @ X @ Hi)) + float(np.trace(Hi)) / gamma + bias
+    printed = sigma**2 * float(np.trace(Hi)) * (1.0 + 1.0 / gamma) + bias
+    per_label = np.empty(reps)
+    for k in range(reps):
+        yk = X @ theta0 + sigma * rng.standard_normal(X.shape[0])
+        draws = ops_fit(X, yk, lam=lam, gamma=gamma, size=draws_per_label, rng=rng).theta
+        per_label[k] = np.mean(np.sum((draws - theta0) ** 2, axis=1))
+    return MseCheck(float(per_label.mean()), float(per_label.std(ddof=1) / np.sqrt(reps)), exact, printed)
+
+
+def members_pdp_scaling(ns: Sequence[int], conds: Sequence[float], *, d: int, gamma: float, lam: float,
+                        delta: float, sigma: float, rng=None) -> np.ndarray:
+    r"""Prop 4.3(2): :math:`\frac1n\sum_i \eps_i^2 \big/ \big(\sigma^2 d\gamma\log(2/\delta)/n\big)` per (n, cond).
+
+    Unclipped model data (assumption (c)) from :func:`anisotropic_regression`; :math:`\eps_i`
+    is the exact pDP of member i (:func:`~pdpkit.ops.ops_pdp_epsilon`, ``member=True``).
+    Returns an array of shape (len(ns), len(conds)); the proposition says it is O(1) and
+    does not depend on the condition number.
+    """
+    rng = as_generator(rng)
+    out = np.empty((len(ns), len(conds)))
+    for i, n in enumerate(ns):
+        for j, c in enumerate(conds):
+            X, y, _ = anisotropic_regression(int(n), d, cond=c, noise=sigma, clip=False, rng=rng)
+            e = ops_pdp_epsilon(X, y, X, y, lam=lam, gamma=gamma, delta=delta, member=True)
+            out[i, j] = np.mean(e**2) / (sigma**2 * d * gamma * np.log(2 / delta) / n)
+    return out
+
+
+@dataclass(frozen=True)
+class AccuracyTable:
+    """Test MSE (seeds × methods) at one (ε, δ); ``methods`` names the columns."""
+
+    eps: float
+    delta: float
+    methods: tuple[str, ...]
+    mse: np.ndarray
+    lam_adaops: np.ndarray
+    gamma_adaops: np.ndarray
+
+
+def _ridge_output_perturbation(X, y, eps, delta, lam, rng):
+    sens = ridge_global_sensitivity_bound(X.shape[0], lam=lam)
+    sig = float(gaussian_sigma(eps, delta=delta, sensitivity=sens))
+    return ridge_fit_nonprivate(X, y, lam=lam) + sig * rng.standard_normal(X.shape[1])
+
+
+def accuracy_table(eps: float, delta: float, *, n: int, d: int, seeds: Sequence[int], kappa: float,
+                   lam_fixed: float, cond: float = 1.0, noise: float = 0.1, n_test: int = 2000) -> AccuracyTable:
+    r"""Test MSE of four estimators over ``seeds`` (fresh data and noise per seed), all (ε, δ)-DP but OLS.
+
+    * ``OLS (not private)``: least squares;
+    * ``AdaOPS``: :func:`~pdpkit.ops.adaops_fit` with ``kappa``;
+    * ``OPS, fixed λ``: :func:`~pdpkit.ops.ops_fit` with ``lam_fixed`` and
+      γ = :func:`~pdpkit.ops.ops_gamma_for_dp` (data-independent, over ≤ n records);
+    * ``output perturbation``: ridge with ``lam_fixed`` + isotropic Gaussian noise, tight
+      σ (:func:`~pdpkit.gaussian.gaussian_sigma`) at the global sensitivity bound
+      :func:`~pdpkit.output_perturbation.ridge_global_sensitivity_bound`.
+
+    Data: :func:`anisotropic_regression` (unit rows, clipped y); test set of ``n_test`` from
+    the same model.
+    """
+    methods = ("OLS (not private)", "AdaOPS", "OPS, fixed λ", "output perturbation")
+    gamma_fixed = float(ops_gamma_for_dp(eps, delta, n=n, lam=lam_fixed))
+    mse = np.empty((len(seeds), len(methods)))
+    lam_a, gam_a = [], []
+    for k, s in enumerate(seeds):
+        rng = np.random.default_rng(s)
+        X, y, theta0 = anisotropic_regression(n + n_test, d, cond=cond, noise=noise, rng=rng)
+        Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+        ada = adaops_fit(Xtr, ytr, eps, delta, kappa=kappa, rng=rng)
+        lam_a.append(ada.lam)
+        gam_a.append(ada.gamma)
+        thetas = (
+            np.linalg.lstsq(Xtr, ytr, rcond=None)[0],
+            ada.theta,
+            ops_fit(Xtr, ytr, lam=lam_fixed, gamma=gamma_fixed, rng=rng).theta,
+            _ridge_output_perturbation(Xtr, ytr, eps, delta, lam_fixed, rng),
+        )
+        mse[k] = [np.mean((yte - Xte @ t) ** 2) for t in thetas]
+    return AccuracyTable(eps, delta, methods, mse, np.asarray(lam_a), np.asarray(gam_a))
+
+
+@dataclass(frozen=True)
+class GeneralizationGap:
+    """Prop 2.9 check: the Monte Carlo gap with its standard error, and the bound."""
+
+    gap: float
+    gap_se: float
+    bound: float
+    mean_eps: float
+    max_eps: float
+
+
+def _clipped_loss(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.minimum(1.0, (y - X @ theta) ** 2 / 4.0)
+
+
+def generalization_gap(n: int, d: int, *, lam: float, gamma: float, delta: float, datasets: int,
+                       targets: int = 200, noise: float = 0.3, rng=None) -> GeneralizationGap:
+    r"""On-average generalization gap of OPS under :math:`\ell = \min\{1, (y - x^\top\theta)^2/4\}`.
+
+    Monte Carlo over ``datasets`` data sets :math:`Z \sim \mathcal D^n` (unit rows, clipped
+    y; :func:`anisotropic_regression` with a fresh :math:`\theta_0` per data set, so
+    :math:`\mathcal D` is a mixture), one OPS draw each: the mean loss on ``targets`` fresh
+    points minus the mean training loss (Definition 2.8). The bound is
+    :func:`~pdpkit.ops.pdp_generalization_bound` (Prop 2.9) on the table of exact pDP
+    :math:`\eps(W, z)` (:func:`~pdpkit.ops.ops_pdp_epsilon`, ``member=False``) of the fresh
+    targets relative to :math:`W` = the first n − 1 records, at a fixed δ.
+    """
+    rng = as_generator(rng)
+    gaps = np.empty(datasets)
+    table = np.empty((datasets, targets))
+    for k in range(datasets):
+        X, y, _ = anisotropic_regression(n + targets, d, noise=noise, rng=rng)
+        Xtr, ytr, Xz, yz = X[:n], y[:n], X[n:], y[n:]
+        th = ops_fit(Xtr, ytr, lam=lam, gamma=gamma, rng=rng).theta
+        gaps[k] = np.mean(_clipped_loss(th, Xz, yz)) - np.mean(_clipped_loss(th, Xtr, ytr))
+        table[k] = ops_pdp_epsilon(Xtr[:-1], ytr[:-1], Xz, yz, lam=lam, gamma=gamma, delta=delta, member=False)
+    bound = pdp_generalization_bound(table, delta)
+    return GeneralizationGap(float(gaps.mean()), float(gaps.std(ddof=1) / np.sqrt(datasets)), bound,
+                             float(table.mean()), float(table.max()))

@@ -216,7 +216,7 @@ def test_bounds_recomputed_by_hand_from_the_published_dict(method):
         lam_lo, mubar = lam, xx / lam
     else:
         Hh = np.array(pub["hessian_release"])
-        tau_s = goe.goe_lambda1_isf(rc / 2, d) * pub["sigma_hessian"]
+        tau_s = goe.goe_lambda1_isf(rc / 2, d=d) * pub["sigma_hessian"]
         if method == "data-dependent":
             lam_lo, M, fac = lam, Hh, 1.5
         else:
@@ -346,7 +346,7 @@ def test_calibrate_report_inverts_dp_epsilon_on_the_safe_side(method, accounting
     assert (cal["sigma_lambda_min"] is None) == (method == "data-dependent")
     rng = np.random.default_rng(0)
     X, y = 1.5 * _unit_rows(rng, 30, 3), _pm1(rng, 30)
-    fit = objpert.objpert_fit(X, y, "logistic", lam=100.0, sigma=1.0, rng=0)
+    fit = objpert.objpert_fit(X, y, "logistic", lam=100.0, sigma=1.0, rng=0, norm_bound=1.5)
     rep = report.privacy_report(fit, X, y, method=method, rng=0, **cal)
     got = rep.dp_epsilon(delta, norm_bound=1.5, accounting=accounting)
     assert eps * (1 - 1e-9) <= got <= eps
@@ -370,7 +370,7 @@ def test_total_privacy_basic_pld_and_kifer():
     em = float(accounting.objpert_epsilon(1e-6, L=1.0, beta=0.25, lam=2.0, sigma=3.0, sharp=True))
     assert delta == 2e-6 and eps == pytest.approx(em + rep.dp_epsilon(1e-6), rel=1e-12)
     ek, _ = report.total_privacy(rep, delta_model=1e-6, delta_report=1e-6, form="kifer")
-    assert ek == pytest.approx(objpert.objpert_epsilon_classic(1.0, 0.25, 2.0, 3.0, 1e-6, form="kifer")
+    assert ek == pytest.approx(objpert.objpert_epsilon_classic(1e-6, L=1.0, beta=0.25, lam=2.0, sigma=3.0, form="kifer")
                                + rep.dp_epsilon(1e-6), rel=1e-12)
     ep, dp = report.total_privacy(rep, delta_model=1e-6, delta_report=1e-6, composition="pld")
     assert dp == 2e-6 and ep < eps
@@ -414,7 +414,7 @@ def test_release_mechanism_audited_on_a_worst_case_pair():
 
     def loss_stat(o):  # exact privacy loss log p_D(o) / p_D'(o)
         lg = (np.sum((o[:, :d] - g1) ** 2, 1) - np.sum((o[:, :d] - g0) ** 2, 1)) / (2 * sg**2)
-        lh = analyze_gauss.analyze_gauss_privacy_loss(o[:, d:d + d * d].reshape(-1, d, d), H0, H1, sh)
+        lh = analyze_gauss.analyze_gauss_privacy_loss(o[:, d:d + d * d].reshape(-1, d, d), H0, H1, sigma=sh)
         ll = ((o[:, -1] - l1) ** 2 - (o[:, -1] - l0) ** 2) / (2 * sl**2)
         return lg + lh + ll
 

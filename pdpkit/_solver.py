@@ -57,6 +57,30 @@ def _check_norm_bound(X: np.ndarray, norm_bound: Any, xname: str = "X") -> float
 
 
 
+def _check_general_targets(target_grad: Any, target_hessian: Any, d: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Per-target gradients (m, d) and symmetric Hessians (m, d, d) of a smooth non-GLM loss.
+
+    A single target may be given as (d,) and (d, d); the third value says so. ``ValueError``
+    names the parameter for a bad shape or an asymmetric Hessian.
+    """
+    g = as_finite_array(target_grad, "target_grad")
+    G = as_finite_array(target_hessian, "target_hessian")
+    scalar = g.ndim == 1
+    if scalar:
+        g = g[None, :]
+        if G.ndim == 2:
+            G = G[None]
+    if g.ndim != 2 or g.shape[1] != d:
+        raise ValueError(f"target_grad must have shape (m, {d}) or ({d},); got {np.shape(target_grad)}")
+    m = g.shape[0]
+    if G.shape != (m, d, d):
+        raise ValueError(f"target_hessian must have shape ({m}, {d}, {d}); got {np.shape(target_hessian)}")
+    scale = 1.0 + (float(np.max(np.abs(G))) if G.size else 0.0)
+    if np.max(np.abs(G - np.swapaxes(G, -1, -2)), initial=0.0) > 1e-10 * scale:
+        raise ValueError("target_hessian must be symmetric")
+    return g, G, scalar
+
+
 def _check_loss(loss: Any) -> GLMLoss:
     try:
         return get_loss(loss)

@@ -56,7 +56,7 @@ from ._validation import (
     check_positive,
     check_probability,
 )
-from ._solver import _check_data, _check_loss, _check_norm_bound, _chol_lower, _freeze, _grad_scale, _hessian, _solve
+from ._solver import _check_data, _check_general_targets, _check_loss, _check_norm_bound, _chol_lower, _freeze, _grad_scale, _hessian, _solve
 from .losses import GLMLoss
 
 __all__ = [
@@ -643,20 +643,8 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
     """
     X, y, b, L = _state(result, X, y)
     d = X.shape[1]
-    g = as_finite_array(target_grad, "target_grad")
-    G = as_finite_array(target_hessian, "target_hessian")
-    scalar = g.ndim == 1
-    if scalar:
-        g = g[None, :]
-        if G.ndim == 2:
-            G = G[None]
-    if g.ndim != 2 or g.shape[1] != d:
-        raise ValueError(f"target_grad must have shape (m, {d}) or ({d},); got {np.shape(target_grad)}")
+    g, G, scalar = _check_general_targets(target_grad, target_hessian, d)
     m = g.shape[0]
-    if G.shape != (m, d, d):
-        raise ValueError(f"target_hessian must have shape ({m}, {d}, {d}); got {np.shape(target_hessian)}")
-    if not np.allclose(G, np.swapaxes(G, -1, -2), rtol=1e-10, atol=1e-12 * (1.0 + float(np.max(np.abs(G))) if G.size else 1.0)):
-        raise ValueError("target_hessian must be symmetric")
     mem = _member_array(member, m)
     sgn = np.where(mem, -1.0, 1.0)
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)

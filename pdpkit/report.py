@@ -80,7 +80,7 @@ from . import gaussian as _gaussian
 from . import goe as _goe
 from . import objpert as _objpert
 from ._progress import progress as _progress
-from ._solver import _check_data, _check_loss, _grad_scale, _hessian
+from ._solver import _check_data, _check_general_targets, _check_loss, _grad_scale, _hessian
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
 from .losses import GLMLoss, Huber
 
@@ -603,24 +603,11 @@ class PrivacyReport:
         """
         uniform = self._check_uniform(uniform)
         d = self.d
-        g = as_finite_array(target_grad, "target_grad")
-        G = as_finite_array(target_hessian, "target_hessian")
-        scalar = g.ndim == 1
-        if scalar:
-            g = g[None, :]
-            if G.ndim == 2:
-                G = G[None]
-        if g.ndim != 2 or g.shape[1] != d:
-            raise ValueError(f"target_grad must have shape (m, {d}) or ({d},); got {np.shape(target_grad)}")
+        g, G, scalar = _check_general_targets(target_grad, target_hessian, d)
         m = g.shape[0]
-        if G.shape != (m, d, d):
-            raise ValueError(f"target_hessian must have shape ({m}, {d}, {d}); got {np.shape(target_hessian)}")
-        scale = 1.0 + (float(np.max(np.abs(G))) if G.size else 0.0)
-        if np.max(np.abs(G - np.swapaxes(G, -1, -2)), initial=0.0) > 1e-10 * scale:
-            raise ValueError("target_hessian must be symmetric")
         G = 0.5 * (G + np.swapaxes(G, -1, -2))
         gev = np.linalg.eigvalsh(G)
-        if np.min(gev, initial=0.0) < -1e-10 * scale:
+        if np.min(gev, initial=0.0) < -1e-10 * (1.0 + (float(np.max(np.abs(G))) if G.size else 0.0)):
             raise ValueError("target_hessian must be positive semidefinite (a convex loss)")
         gev = np.maximum(gev, 0.0)
         gnorm = gev[:, -1]

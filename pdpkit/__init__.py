@@ -10,6 +10,8 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.goe` — the law of the GOE's extreme eigenvalues and norm.
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
+* :mod:`pdpkit.stability` — self-concordant stability, recursions, private eigenvalue bounds.
+* :mod:`pdpkit.single` — releasing one parameter or one linear functional (local sensitivity).
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.plotting` — the book's figure style.
@@ -29,6 +31,8 @@ from . import (
     objpert,
     output_perturbation,
     plotting,
+    single,
+    stability,
 )
 
 __version__ = "0.1.0"
@@ -46,5 +50,7 @@ __all__ = [
     "objpert",
     "output_perturbation",
     "plotting",
+    "single",
+    "stability",
     "__version__",
 ]

@@ -46,6 +46,7 @@ SAME_LAYER_ALLOWED = {
     ("_solver", "losses"),
     ("analyze_gauss", "goe"),
     ("output_perturbation", "objpert"),
+    ("stability", "objpert"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

@@ -329,11 +329,12 @@ class Recursion:
     def __call__(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            v = np.asarray(self._fn(x), dtype=float)
-        v = np.where(np.isnan(v), self.limit, v)
-        if self.kind == "decreasing":
-            return np.maximum(np.minimum(v, x), self.limit)
-        return np.minimum(np.maximum(v, x), self.limit)
+            v = np.array(self._fn(x), dtype=float)
+        if self.kind == "decreasing":  # fmin/fmax also send NaN to the limit side
+            np.fmin(v, x, out=v)
+            return np.fmax(v, self.limit, out=v)
+        np.fmax(v, x, out=v)
+        return np.fmin(v, self.limit, out=v)
 
     def _g(self, y: np.ndarray) -> np.ndarray:
         if self.kind == "decreasing":
@@ -375,31 +376,40 @@ class Recursion:
         inc = b1 - b2
         slope = float(incs[-1] - incs[0]) / max(len(incs) - 1, 1) if len(incs) > 2 else 0.0
         x = b1 + j * inc + 0.5 * j * (j + 1) * slope
+        g_b1 = None
+        eps16 = 16.0 * np.finfo(float).eps
         for _ in range(30):
-            if not np.all(np.isfinite(x)) or np.any(x >= self._hi):
+            if not (np.isfinite(x[-1]) and x[-1] < self._hi and x[0] > b1):
                 return None
             gx = self._g(x)
-            prev = np.concatenate(([b1], x[:-1]))
-            res = gx - prev
-            scale = np.maximum(np.abs(x), np.abs(prev))
-            if np.all(np.abs(res) <= 16.0 * np.finfo(float).eps * scale + 1e-300):
-                if np.all(np.diff(np.concatenate(([b1], x))) > 0) and np.all(prev > self._L):
+            res = gx.copy()  # residuals of g(b_j) = b_{j-1}
+            res[0] -= b1
+            res[1:] -= x[:-1]
+            if float(np.max(np.abs(res))) <= eps16 * max(abs(float(x[-1])), abs(b1)) + 1e-300:
+                if np.all(np.diff(x) > 0) and b1 > self._L:
                     return x
                 return None
-            # secant slopes of g between consecutive points (left end uses g(b1) = b0 approx.)
-            xs = np.concatenate(([b1], x))
-            gs = np.concatenate(([self._g(np.array([b1]))[0]], gx))
-            dx = np.diff(xs)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                D = np.diff(gs) / dx
-            if not np.all(np.isfinite(D)) or np.any(D <= 0):
-                return None
-            logQ = np.cumsum(np.log(D))
-            if logQ.max() > 600 or logQ.min() < -600:
-                return None
-            logQprev = np.concatenate(([0.0], logQ[:-1]))
-            delta = -np.cumsum(res * np.exp(logQprev)) * np.exp(-logQ)
-            x = x + delta
+            # secant slopes of g between consecutive points (left end: g(b1), computed once)
+            if g_b1 is None:
+                g_b1 = float(self._g(np.array([b1]))[0])
+            dg = np.empty_like(x)
+            dg[0] = gx[0] - g_b1
+            np.subtract(gx[1:], gx[:-1], out=dg[1:])
+            dx = np.empty_like(x)
+            dx[0] = x[0] - b1
+            np.subtract(x[1:], x[:-1], out=dx[1:])
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                D = np.divide(dg, dx, out=dg)
+                if not (np.all(D > 0) and np.all(np.isfinite(D))):
+                    return None
+                # Newton: D_i delta_i - delta_{i-1} = -res_i  ->  Q_i delta_i = -sum_k Q_{k-1} res_k
+                Q = np.cumprod(D, out=D)
+                if not (np.isfinite(Q[-1]) and 1e-250 < Q.min() and Q.max() < 1e250):
+                    return None
+                res[1:] *= Q[:-1]
+                delta = np.cumsum(res, out=res)
+                delta /= Q
+            x -= delta
         return None
 
     def _extend(self, *, index: int | None = None, value: float | None = None) -> None:
@@ -510,15 +520,25 @@ def qsc_lambda_min_recursion(consts: StabilityConstants) -> Recursion:
     thr = _c1_threshold(consts)
     loss, phi, r, G1, lam = consts.loss, consts.phi, consts.norm_bound, consts.G1, consts.lam
 
+    c_exp = float(loss.self_concordance) * r if phi == "exp" else None
+
+    def _one_minus_phi(t: np.ndarray) -> np.ndarray:
+        if c_exp is not None:  # 1 - (e^{c r t} - 1), without the argument checks
+            return 2.0 - np.exp(c_exp * t)
+        return 1.0 - qsc_phi(loss, r * t, phi=phi)
+
     def fn(e: np.ndarray) -> np.ndarray:
         e = np.asarray(e, dtype=float)
+        if e.size and e.min() >= thr:  # the common case: (C1) holds everywhere
+            t = _t_of_Lambda(e + lam, consts)
+            v = e * np.maximum(0.0, _one_minus_phi(t)) - G1
+            return np.maximum(v, 0.0, out=v) if isinstance(v, np.ndarray) else np.maximum(v, 0.0)
         ok = e >= thr
         out = np.zeros(e.shape)
         if np.any(ok):
             eo = e[ok]
             t = _t_of_Lambda(eo + lam, consts)
-            ph = qsc_phi(loss, r * t, phi=phi)
-            out[ok] = np.maximum(0.0, eo * np.maximum(0.0, 1.0 - ph) - G1)
+            out[ok] = np.maximum(0.0, eo * np.maximum(0.0, _one_minus_phi(t)) - G1)
         return out
 
     return Recursion(fn, kind="decreasing", limit=0.0, description="(10), lambda_min of a q.s.c. GLM")

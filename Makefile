@@ -58,7 +58,16 @@ test: $(STAMP)
 	$(MAKE) nbval
 	$(MAKE) book-strict
 
-bench: $(STAMP)
+# diffprivlib 0.6.6 does not import with scikit-learn >= 1.8: the benchmark runs it in its own
+# environment, pinned by benchmarks/constraints-diffprivlib.txt.
+BENCH_VENV := .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.pdpkit-bench-installed
+$(BENCH_STAMP): benchmarks/constraints-diffprivlib.txt
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet -c benchmarks/constraints-diffprivlib.txt diffprivlib scikit-learn
+	touch $(BENCH_STAMP)
+
+bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 $(BROWSER_STAMP): $(STAMP)
@@ -78,4 +87,4 @@ lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^pdpkit' > constraints.txt
 
 clean:
-	rm -rf _build
+	rm -rf _build $(BENCH_VENV)

@@ -22,13 +22,13 @@ def main() -> None:
         with np.errstate(over="ignore", invalid="ignore"):
             return stats.norm.cdf(0.5 - eps) - np.exp(eps) * stats.norm.cdf(-0.5 - eps)
 
-    t_delta = best_time(lambda: gaussian_delta(eps, 1.0, 1.0), repeat=20)
+    t_delta = best_time(lambda: gaussian_delta(eps, sensitivity=1.0, sigma=1.0), repeat=20)
     t_naive = best_time(naive, repeat=20)
     report("gaussian", "gaussian_delta, 1e5 eps values", t_delta, baseline="naive scipy.stats formula",
            baseline_seconds=t_naive, goal="goal < 20 ms")
 
     def brent_sigma() -> float:
-        f = lambda log_mu: np.log(gaussian_delta(1.0, np.exp(log_mu), 1.0)) - np.log(1e-5)
+        f = lambda log_mu: np.log(gaussian_delta(1.0, sensitivity=np.exp(log_mu), sigma=1.0)) - np.log(1e-5)
         return 1.0 / np.exp(optimize.brentq(f, np.log(0.05), np.log(1e2), xtol=1e-14, rtol=1e-14))
 
     assert abs(brent_sigma() / gaussian_sigma(1.0, 1e-5) - 1) < 1e-9

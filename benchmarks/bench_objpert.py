@@ -58,7 +58,7 @@ def bench_ex_post(rng: np.random.Generator) -> None:
     n, d, m = 2000, 50, 10**6
     X, y = _data(n, d, rng)
     lam, sigma = 5.0, 2.0
-    res = objpert_fit(X, y, logistic, lam, sigma, rng=rng)
+    res = objpert_fit(X, y, logistic, lam=lam, sigma=sigma, rng=rng)
     tx, ty = _data(m, d, rng)
     # the floor's inputs: H at theta and b = -grad J, computed once outside the timing except the Cholesky
     z = X @ res.theta
@@ -104,7 +104,7 @@ def bench_fit(rng: np.random.Generator, *, correlated: bool = False) -> None:
     tol = 1e-9 * n / (n * float(np.max(np.linalg.norm(X, axis=1))))
 
     def ours():
-        return objpert_fit(X, y, logistic, lam, sigma, b=b, tol=tol)
+        return objpert_fit(X, y, logistic, lam=lam, sigma=sigma, b=b, tol=tol)
 
     res = ours()
 
@@ -126,7 +126,7 @@ def bench_fit(rng: np.random.Generator, *, correlated: bool = False) -> None:
         sk_tol /= 10.0
 
     def ours_with_hessian():
-        return objpert_fit(X, y, logistic, lam, sigma, b=b, tol=tol, keep_hessian=True)
+        return objpert_fit(X, y, logistic, lam=lam, sigma=sigma, b=b, tol=tol, keep_hessian=True)
 
     t_ours = best_time(ours, repeat=5)
     t_sk = best_time(sk, repeat=5)

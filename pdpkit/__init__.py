@@ -13,7 +13,10 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.stability` — self-concordant stability, recursions, private eigenvalue bounds.
 * :mod:`pdpkit.single` — releasing one parameter or one linear functional (local sensitivity).
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
+* :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
+* :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
+* :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict).
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
 """
@@ -23,7 +26,9 @@ from . import (
     amp,
     analyze_gauss,
     audit,
+    cli,
     datasets,
+    estimators,
     experiments,
     gaussian,
     goe,
@@ -33,6 +38,7 @@ from . import (
     plotting,
     single,
     stability,
+    report,
 )
 
 __version__ = "0.1.0"
@@ -42,7 +48,9 @@ __all__ = [
     "amp",
     "analyze_gauss",
     "audit",
+    "cli",
     "datasets",
+    "estimators",
     "experiments",
     "gaussian",
     "goe",
@@ -52,5 +60,6 @@ __all__ = [
     "plotting",
     "single",
     "stability",
+    "report",
     "__version__",
 ]

@@ -45,9 +45,13 @@ def _check_data(X: Any, y: Any, loss: GLMLoss, *, xname: str = "X", yname: str =
 def _check_norm_bound(X: np.ndarray, norm_bound: Any, xname: str = "X") -> float:
     R = float(check_positive(norm_bound, "norm_bound"))
     if X.shape[0]:
-        worst = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
+        sq = np.einsum("ij,ij->i", X, X)
+        i = int(np.argmax(sq))
+        worst = float(np.sqrt(sq[i]))
         if worst > R * (1.0 + 1e-12):
-            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; the largest has norm {worst:.6g}")
+            over = int(np.count_nonzero(sq > (R * (1.0 + 1e-12)) ** 2))
+            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; row {i} has norm "
+                             f"{worst:.12g} (the largest; {over} row(s) exceed the bound)")
     return R
 
 

@@ -268,7 +268,7 @@ def objpert_sigma(eps: float, delta: float, *, L: float, beta: float, lam: float
         s = math.exp(log_s)
         return math.log(delta) - float(objpert_log_delta(eps, L=L, beta=beta, lam=lam, sigma=s, sharp=sharp))
 
-    g = float(gaussian_sigma(eps, delta, float(L)))
+    g = float(gaussian_sigma(eps, delta, sensitivity=float(L)))
     lo = math.log(g) - 1.0
     while fn(lo) > 0:
         lo -= 1.0
@@ -327,7 +327,7 @@ def objpert_calibrate(eps: float, delta: float, *, L: float, beta: float, f: flo
     f = float(check_positive(f, "f"))
     if f <= 1.0:
         raise ValueError(f"f must be > 1 (sigma above the Gaussian mechanism's); got {f}")
-    sigma = f * float(gaussian_sigma(eps, delta, float(_scalar_positive(L, "L"))))
+    sigma = f * float(gaussian_sigma(eps, delta, sensitivity=float(_scalar_positive(L, "L"))))
     return objpert_lambda(eps, delta, L=L, beta=beta, sigma=sigma, sharp=sharp), sigma
 
 

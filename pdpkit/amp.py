@@ -265,7 +265,7 @@ def amp_rdp(alpha: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     obj = objpert_rdp(alpha, L=C, beta=beta, lam=lam, sigma=sigma, sharp=sharp)
     if float(tau) == 0.0:
         return obj
-    return obj + gaussian_rdp(alpha, 2.0 * float(tau) / float(lam), float(sigma_out))
+    return obj + gaussian_rdp(alpha, sensitivity=2.0 * float(tau) / float(lam), sigma=float(sigma_out))
 
 
 def _delta_one(e: float, eps0: float, a: float, mu: float) -> float:
@@ -363,7 +363,7 @@ def amp_calibrate(eps: float, delta: float, *, C: float, beta: float, sigma_out:
     f = float(check_positive(f, "f"))
     if f <= 1.0:
         raise ValueError(f"f must be > 1; got {f}")
-    sigma = f * float(gaussian_sigma(eps, delta, float(check_positive(C, "C"))))
+    sigma = f * float(gaussian_sigma(eps, delta, sensitivity=float(check_positive(C, "C"))))
     beta_f = float(check_nonnegative(beta, "beta"))
 
     def eps_at(lam: float) -> float:
@@ -393,7 +393,7 @@ def amp_calibrate(eps: float, delta: float, *, C: float, beta: float, sigma_out:
 
 
 # ---------------------------------------------------------------- DP-SGD baseline
-def dpsgd_event(noise_multiplier: float, *, sample_rate: float, steps: int, select_mean: float | None = None):
+def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int, select_mean: float | None = None):
     r"""The dp_accounting event of DP-SGD: ``steps`` Poisson-subsampled Gaussian steps.
 
     With ``select_mean``, the whole training is repeated a Poisson(``select_mean``) number of
@@ -433,7 +433,7 @@ def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, step
     try:
         nm = dp_accounting.calibrate_dp_mechanism(
             RdpAccountant,
-            lambda m: dpsgd_event(m, sample_rate=sample_rate, steps=steps, select_mean=select_mean),
+            lambda m: dpsgd_event(noise_multiplier=m, sample_rate=sample_rate, steps=steps, select_mean=select_mean),
             eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
     finally:
         absl_logging.set_verbosity(verbosity)

@@ -75,7 +75,7 @@ def _check_symmetric(H, name: str) -> np.ndarray:
     return H
 
 
-def analyze_gauss(H: ArrayLike, sigma: float, *, variant: _Variant = "goe",
+def analyze_gauss(H: ArrayLike, *, sigma: float, variant: _Variant = "goe",
                   rng: np.random.Generator | None = None) -> np.ndarray:
     r"""Release a symmetric matrix with Gaussian noise (Redberg & Wang 2021, Alg 6).
 
@@ -151,7 +151,8 @@ def analyze_gauss_sensitivity(H_x: ArrayLike, *, variant: _Variant = "goe") -> n
     return np.sqrt((fro2 + diag2) / 2.0)
 
 
-def analyze_gauss_pdp_epsilon(frobenius_norm: ArrayLike, sigma: ArrayLike, delta: ArrayLike, *, variant: _Variant = "goe") -> np.ndarray:
+def analyze_gauss_pdp_epsilon(frobenius_norm: ArrayLike, *, sigma: ArrayLike, delta: ArrayLike,
+                              variant: _Variant = "goe") -> np.ndarray:
     r"""pDP of Analyze-Gauss for a person with :math:`\|H_x\|_F` given (Redberg & Wang 2021, Thm 17).
 
     For Algorithm 6 (``variant="goe"``), Theorem 17:
@@ -188,19 +189,20 @@ def analyze_gauss_pdp_epsilon(frobenius_norm: ArrayLike, sigma: ArrayLike, delta
     dl = check_probability(delta, "delta")
     _check_variant(variant)
     sens = f / math.sqrt(2.0) if variant == "goe" else f
-    return gaussian_pdp_epsilon(sens, s, dl, form="sqrt_log")
+    return gaussian_pdp_epsilon(sens, sigma=s, delta=dl, form="sqrt_log")
 
 
-def analyze_gauss_dp_epsilon(beta: ArrayLike, sigma: ArrayLike, delta: ArrayLike, *, variant: _Variant = "goe") -> np.ndarray:
+def analyze_gauss_dp_epsilon(beta: ArrayLike, *, sigma: ArrayLike, delta: ArrayLike,
+                             variant: _Variant = "goe") -> np.ndarray:
     r"""(ε, δ)-DP of Analyze-Gauss when every :math:`\|H_x\|_F \le \beta` (Redberg & Wang 2021, Thm 17).
 
     The same expression as :func:`analyze_gauss_pdp_epsilon` with
     :math:`\beta` in place of :math:`\|H_x\|_F`.
     """
-    return analyze_gauss_pdp_epsilon(beta, sigma, delta, variant=variant)
+    return analyze_gauss_pdp_epsilon(beta, sigma=sigma, delta=delta, variant=variant)
 
 
-def analyze_gauss_sigma(eps: ArrayLike, delta: ArrayLike, beta: ArrayLike, *, variant: _Variant = "goe") -> np.ndarray:
+def analyze_gauss_sigma(eps: ArrayLike, delta: ArrayLike, *, beta: ArrayLike, variant: _Variant = "goe") -> np.ndarray:
     r"""Noise scale :math:`\sigma` giving :math:`(\epsilon,\delta)`-DP by Thm 17's bound.
 
     Solves :math:`\Delta^2/(2\sigma^2) + \Delta\sqrt{2\log(1/\delta)}/\sigma = \epsilon`
@@ -231,7 +233,8 @@ def _coords(M: np.ndarray, variant: str) -> np.ndarray:
     return np.concatenate([diag, M[..., iu[0], iu[1]]], axis=-1)
 
 
-def analyze_gauss_privacy_loss(outputs: ArrayLike, H: ArrayLike, H_prime: ArrayLike, sigma: float, *, variant: _Variant = "goe") -> np.ndarray:
+def analyze_gauss_privacy_loss(outputs: ArrayLike, H: ArrayLike, H_prime: ArrayLike, *, sigma: float,
+                               variant: _Variant = "goe") -> np.ndarray:
     r"""Exact privacy loss :math:`\log p_D(o)/p_{D'}(o)` of Analyze-Gauss at outputs :math:`o`.
 
     In the coordinates of the proof of Thm 17 (Redberg & Wang 2021) the noise is
@@ -272,7 +275,7 @@ def analyze_gauss_privacy_loss(outputs: ArrayLike, H: ArrayLike, H_prime: ArrayL
 # Releasing lambda_min (App. C.1: Alg 3, Thm 11) and Weyl's inequality
 # ---------------------------------------------------------------------------
 
-def private_lambda_min(H: ArrayLike, sigma: float, *, rng: np.random.Generator | None = None) -> float:
+def private_lambda_min(H: ArrayLike, *, sigma: float, rng: np.random.Generator | None = None) -> float:
     r"""Release :math:`\lambda_{\min}(H) + \mathcal N(0, \sigma^2)` (Redberg & Wang 2021, Alg 3).
 
     Its privacy is that of a Gaussian mechanism with per-instance sensitivity
@@ -301,7 +304,7 @@ def private_lambda_min(H: ArrayLike, sigma: float, *, rng: np.random.Generator |
     return lam + sigma * float(gen.standard_normal())
 
 
-def lambda_min_pdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike) -> np.ndarray:
+def lambda_min_pdp_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: ArrayLike) -> np.ndarray:
     r"""pDP of Alg 3 (Redberg & Wang 2021, Thm 11).
 
     .. math::
@@ -315,10 +318,11 @@ def lambda_min_pdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: Arra
     s = check_nonnegative(sensitivity, "sensitivity")
     sg = check_positive(sigma, "sigma")
     dl = check_probability(delta, "delta")
-    return gaussian_pdp_epsilon(s, sg, dl, form="sqrt_log")
+    return gaussian_pdp_epsilon(s, sigma=sg, delta=dl, form="sqrt_log")
 
 
-def lambda_min_lower_bound(lambda_hat: ArrayLike, sigma: ArrayLike, rho: ArrayLike, *, floor: float = 0.0) -> np.ndarray:
+def lambda_min_lower_bound(lambda_hat: ArrayLike, *, sigma: ArrayLike, rho: ArrayLike,
+                           floor: float = 0.0) -> np.ndarray:
     r"""Lower confidence bound :math:`\max\{\text{floor}, \hat\lambda - \sigma\,\Phi^{-1}(1-\rho/2)\}`.
 
     Redberg & Wang (2021), Alg 4 (with ``floor`` = the regularization

@@ -285,7 +285,7 @@ def _shrink_into_ball(out: np.ndarray, bound: float) -> np.ndarray:
     raise AssertionError("row scaling did not converge")  # pragma: no cover
 
 
-def clip_rows_to_unit_norm(X: ArrayLike, bound: float = 1.0) -> np.ndarray:
+def clip_rows_to_unit_norm(X: ArrayLike, *, bound: float = 1.0) -> np.ndarray:
     r"""Scale down the rows whose norm exceeds ``bound``: :math:`x_i \leftarrow x_i/\max(1, \|x_i\|_2/B)`.
 
     Rows already inside the ball of radius ``bound`` are unchanged. Per-record, so
@@ -679,7 +679,7 @@ def _unit_rows(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def make_synthetic_logistic(
-    n: int, d: int, *, theta_scale: float = 1.0, rng: np.random.Generator | None = None
+    n: int, *, d: int, theta_scale: float = 1.0, rng: np.random.Generator | None = None
 ) -> Dataset:
     r"""Synthetic logistic-regression data with unit-norm rows.
 
@@ -728,8 +728,7 @@ def make_synthetic_logistic(
 
 def make_synthetic_regression(
     n: int,
-    d: int,
-    *,
+    *, d: int,
     noise: float = 0.1,
     theta_scale: float = 1.0,
     rng: np.random.Generator | None = None,

@@ -62,7 +62,7 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
 # ----------------------------------------------------------------------------- ex post
-def gaussian_privacy_loss(delta_z: ArrayLike, noise: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+def gaussian_privacy_loss(delta_z: ArrayLike, noise: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
     r"""Signed privacy loss :math:`\log p_D(o) - \log p_{D'}(o)` of the Gaussian mechanism.
 
     For :math:`o = Q(D) + w` and :math:`\Delta_z = Q(D') - Q(D)`,
@@ -90,7 +90,7 @@ def gaussian_privacy_loss(delta_z: ArrayLike, noise: ArrayLike, sigma: ArrayLike
     return sq / (2.0 * sigma**2) - inner / sigma**2
 
 
-def gaussian_ex_post_pdp(delta_z: ArrayLike, noise: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+def gaussian_ex_post_pdp(delta_z: ArrayLike, noise: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
     r"""Exact ex-post per-instance privacy loss of the Gaussian mechanism.
 
     Redberg & Wang 2021, Thm 22: for the realized output :math:`o = Q(D) + w`,
@@ -103,7 +103,7 @@ def gaussian_ex_post_pdp(delta_z: ArrayLike, noise: ArrayLike, sigma: ArrayLike)
     ``delta_z`` and ``noise`` is the dimension, leading axes broadcast (e.g. many
     targets for one output, or many outputs for one target).
     """
-    return np.abs(gaussian_privacy_loss(delta_z, noise, sigma))
+    return np.abs(gaussian_privacy_loss(delta_z, noise, sigma=sigma))
 
 
 # ----------------------------------------------------------------------------- Cor 23
@@ -112,7 +112,7 @@ def _upper_normal_quantile(p: np.ndarray) -> np.ndarray:
     return -special.ndtri(p)
 
 
-def gaussian_pdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike, *,
+def gaussian_pdp_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: ArrayLike,
                          form: str = "phi") -> np.ndarray:
     r"""Dataset-independent (ε, δ)-pDP bound of the Gaussian mechanism (the tail bound of its privacy loss).
 
@@ -142,7 +142,8 @@ def gaussian_pdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayL
     return mu**2 / 2.0 + mu * tail
 
 
-def gaussian_ex_post_bound(sensitivity: ArrayLike, sigma: ArrayLike, rho: ArrayLike, *, form: str = "phi") -> np.ndarray:
+def gaussian_ex_post_bound(sensitivity: ArrayLike, *, sigma: ArrayLike, rho: ArrayLike,
+                           form: str = "phi") -> np.ndarray:
     r"""High-probability dataset-independent bound on the ex-post pDP (Cor 23, eq. 5).
 
     With probability at least :math:`1-\rho` over the output,
@@ -218,7 +219,7 @@ def _log_delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     return np.where(x1 <= 0.0, tail, head)
 
 
-def gaussian_delta(eps: ArrayLike, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+def gaussian_delta(eps: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     r"""Tight privacy profile :math:`\delta(\varepsilon)` of the Gaussian mechanism.
 
     Redberg, Koskela & Wang 2023, eq. (B.1) (Balle & Wang 2018, Thm 8): with
@@ -281,7 +282,7 @@ def _safeguarded_newton(
     return x
 
 
-def gaussian_epsilon(delta: ArrayLike, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     r"""Smallest ε ≥ 0 with :math:`\delta(\varepsilon) \le \delta` for the Gaussian mechanism.
 
     Inverts :func:`gaussian_delta` (eq. B.1) in ε by safeguarded Newton steps on
@@ -324,7 +325,7 @@ def gaussian_epsilon(delta: ArrayLike, sensitivity: ArrayLike, sigma: ArrayLike)
     return out[()] if out.ndim == 0 else out
 
 
-def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray:
+def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike = 1.0) -> np.ndarray:
     r"""Smallest σ such that the Gaussian mechanism is (ε, δ)-DP (tight, eq. B.1).
 
     The analytic Gaussian mechanism of Balle & Wang 2018. δ(ε) depends on
@@ -364,7 +365,7 @@ def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.
     return out[()] if out.ndim == 0 else out
 
 
-def gaussian_rdp(alpha: ArrayLike, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+def gaussian_rdp(alpha: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     r"""Rényi DP of the Gaussian mechanism: :math:`\varepsilon(\alpha) = \alpha\Delta^2/(2\sigma^2)`.
 
     Redberg, Koskela & Wang 2023, Thm B.1 (Mironov 2017, Prop 7). Exact: it is the
@@ -377,7 +378,7 @@ def gaussian_rdp(alpha: ArrayLike, sensitivity: ArrayLike, sigma: ArrayLike) -> 
     return alpha * sensitivity**2 / (2.0 * sigma**2)
 
 
-def gaussian_classic_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike) -> np.ndarray:
+def gaussian_classic_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: ArrayLike) -> np.ndarray:
     r"""The classic calibration read as an ε: :math:`\varepsilon = \frac{\Delta}{\sigma}\sqrt{2\log(1.25/\delta)}`.
 
     Dwork & Roth 2014, Thm A.1. The guarantee holds **only when the returned value is
@@ -391,7 +392,7 @@ def gaussian_classic_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: Ar
 
 
 # ----------------------------------------------------------------------------- Lemma 2.4
-def mahalanobis_sensitivity(delta_z: ArrayLike, precision: ArrayLike) -> np.ndarray:
+def mahalanobis_sensitivity(delta_z: ArrayLike, *, precision: ArrayLike) -> np.ndarray:
     r"""Per-instance sensitivity in the norm of a precision matrix: :math:`\sqrt{\Delta_z^\top P \Delta_z}`.
 
     For Gaussian noise with covariance :math:`P^{-1}` (Wang 2019, Lemma 2.4 uses
@@ -415,7 +416,7 @@ def mahalanobis_sensitivity(delta_z: ArrayLike, precision: ArrayLike) -> np.ndar
     return np.sqrt(np.einsum("...i,...i->...", white, white))
 
 
-def gaussian_pdp_epsilon_covariance(delta_z: ArrayLike, precision: ArrayLike, delta: ArrayLike) -> np.ndarray:
+def gaussian_pdp_epsilon_covariance(delta_z: ArrayLike, *, precision: ArrayLike, delta: ArrayLike) -> np.ndarray:
     r"""Tight (ε, δ)-pDP of :math:`\hat\theta(D) + \mathcal N(0, P^{-1})` for one target.
 
     The corrected form of Wang 2019, Lemma 2.4 (noise covariance :math:`A^{-1}/\gamma`,
@@ -428,12 +429,12 @@ def gaussian_pdp_epsilon_covariance(delta_z: ArrayLike, precision: ArrayLike, de
     where the lemma as printed reads :math:`\gamma\Delta_A\sqrt{\log(1.25/\delta)}`
     (see the chapter's errata: the power of γ and a factor √2 are off).
     """
-    mu = mahalanobis_sensitivity(delta_z, precision)
-    return gaussian_epsilon(delta, mu, 1.0)
+    mu = mahalanobis_sensitivity(delta_z, precision=precision)
+    return gaussian_epsilon(delta, sensitivity=mu, sigma=1.0)
 
 
 # ----------------------------------------------------------------------------- moments
-def pdp_moments(epsilons: ArrayLike, k: int = 2, *, weights: ArrayLike | None = None) -> np.ndarray:
+def pdp_moments(epsilons: ArrayLike, *, k: int = 2, weights: ArrayLike | None = None) -> np.ndarray:
     r"""Moments :math:`(\mathbb E\varepsilon, \dots, \mathbb E\varepsilon^k)` of pDP losses (Wang 2019, Def 2.7).
 
     ``epsilons`` are the pDP losses :math:`\varepsilon(Z, z)` of a collection of

@@ -174,7 +174,7 @@ _NORMALIZATIONS = {
 }
 
 
-def goe_normalization_factor(normalization: str, d: int) -> float:
+def goe_normalization_factor(normalization: str, *, d: int) -> float:
     r"""Factor :math:`c` with :math:`\lambda_{\rm normalization} = c\,\lambda_{\rm alg6}` for a GOE of size :math:`d`.
 
     * ``"alg6"`` — :math:`(Z+Z^\top)/\sqrt2` (this module): :math:`c=1`;
@@ -799,7 +799,7 @@ def _shaped(values: np.ndarray, like: np.ndarray) -> np.ndarray | float:
     return float(out) if out.ndim == 0 else out
 
 
-def goe_lambda1_logcdf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_logcdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r""":math:`\log P(\lambda_{\max}\le x)` for the standard GOE of size :math:`d` (Chiani 2014, Thm 2).
 
     Normalization: :math:`(Z+Z^\top)/\sqrt2` (off-diagonal variance 1, diagonal 2), as
@@ -814,7 +814,7 @@ def goe_lambda1_logcdf(x: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(lf, xa)
 
 
-def goe_lambda1_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Exact :math:`F(x)=P(\lambda_{\max}\le x)` for the standard GOE of size :math:`d` (Chiani 2014, Thm 2).
 
     The largest eigenvalue of :math:`(Z+Z^\top)/\sqrt2`, :math:`Z_{ij}` iid
@@ -844,7 +844,7 @@ def goe_lambda1_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(np.exp(lf), xa)
 
 
-def goe_lambda1_logsf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_logsf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r""":math:`\log P(\lambda_{\max}>x)` for the standard GOE of size :math:`d`, accurate far into the upper tail.
 
     About 14 significant digits of :math:`1-F` while it is above about :math:`10^{-300}`;
@@ -856,7 +856,7 @@ def goe_lambda1_logsf(x: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(ls, xa)
 
 
-def goe_lambda1_sf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_sf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Upper tail :math:`1-F(x)=P(\lambda_{\max}>x)` for the standard GOE, to full relative accuracy.
 
     Computed from :math:`\det(I-A(\infty)^{-1}B(x))` without forming :math:`F`, so that
@@ -871,7 +871,7 @@ def goe_lambda1_sf(x: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(np.exp(ls), xa)
 
 
-def goe_lambda1_pdf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_pdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Density :math:`F'(x)` of the largest eigenvalue of the standard GOE.
 
     From :math:`\frac{d}{dx}\log\operatorname{Pf}A(x)=\tfrac12\operatorname{tr}(A^{-1}A')` with the
@@ -886,7 +886,7 @@ def goe_lambda1_pdf(x: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(out, xa)
 
 
-def goe_norm_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_norm_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Exact :math:`P(\|G\|_2\le x)=P(-x\le\lambda_{\min},\ \lambda_{\max}\le x)` for the standard GOE.
 
     The same Pfaffian formula over :math:`[-x,x]` (de Bruijn's formula; the
@@ -900,7 +900,7 @@ def goe_norm_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(np.exp(lf), xa)
 
 
-def goe_norm_sf(x: ArrayLike, d: int) -> np.ndarray | float:
+def goe_norm_sf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Exact :math:`P(\|G\|_2>x)` for the standard GOE, to full relative accuracy in the tail."""
     xa = _check_x(x)
     d = _check_d(d)
@@ -973,7 +973,7 @@ def _start(p_lower: float, d: int) -> float:
     return min(max(E + d ** (-1.0 / 6.0) * s, -E - 5.0), E + 40.0)
 
 
-def goe_lambda1_quantile(p: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_quantile(p: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Inverse of :func:`goe_lambda1_cdf`: the :math:`x` with :math:`P(\lambda_{\max}\le x)=p`.
 
     Safeguarded Newton on :math:`\log F` (or on :math:`\log(1-F)` for
@@ -994,7 +994,7 @@ def goe_lambda1_quantile(p: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(out, pa)
 
 
-def goe_lambda1_isf(q: ArrayLike, d: int) -> np.ndarray | float:
+def goe_lambda1_isf(q: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Upper quantile: :math:`x` with :math:`P(\lambda_{\max}>x)=q`, for tiny :math:`q` too.
 
     This is :math:`F^{-1}(1-q)` of Lemma 20 (Redberg & Wang 2021) without rounding
@@ -1013,7 +1013,7 @@ def goe_lambda1_isf(q: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(out, qa)
 
 
-def goe_norm_isf(q: ArrayLike, d: int) -> np.ndarray | float:
+def goe_norm_isf(q: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Exact upper quantile of :math:`\|G\|_2`: :math:`x` with :math:`P(\|G\|_2>x)=q` (standard GOE).
 
     For :math:`d >` ``D_MAX`` (1024) the exact law is not computed; the function returns the
@@ -1037,7 +1037,7 @@ def goe_norm_isf(q: ArrayLike, d: int) -> np.ndarray | float:
     return _shaped(out, qa)
 
 
-def goe_norm_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0,
+def goe_norm_bound(d: int, *, rho: ArrayLike, sigma: float = 1.0,
                    method: Literal["lemma20", "exact"] = "lemma20") -> np.ndarray | float:
     r"""A bound :math:`\tau\sigma` with :math:`P(\|G\|_2\le\tau\sigma)\ge1-\rho` for GOE noise of scale :math:`\sigma`.
 
@@ -1076,9 +1076,9 @@ def goe_norm_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0,
     if d > D_MAX:
         tau = _shaped(_norm_bound_beyond_exact(d, r.ravel()), r)
     elif method == "lemma20":
-        tau = goe_lambda1_isf(r / 2.0, d)
+        tau = goe_lambda1_isf(r / 2.0, d=d)
     elif method == "exact":
-        tau = goe_norm_isf(r, d)
+        tau = goe_norm_isf(r, d=d)
     else:
         raise ValueError(f"method must be 'lemma20' or 'exact'; got {method!r}")
     return s * np.asarray(tau) if np.ndim(tau) else s * float(tau)
@@ -1086,13 +1086,13 @@ def goe_norm_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0,
 
 @lru_cache(maxsize=64)
 def _mean_std(d: int) -> tuple[float, float]:
-    lo = float(goe_lambda1_quantile(1e-16, d))
-    hi = float(goe_lambda1_isf(1e-17, d))
+    lo = float(goe_lambda1_quantile(1e-16, d=d))
+    hi = float(goe_lambda1_isf(1e-17, d=d))
     edges = np.linspace(lo, hi, 17)
     half = np.diff(edges) / 2.0
     z = (edges[:-1, None] + half[:, None] * (_GL_T[None, :] + 1.0)).ravel()
     w = (half[:, None] * _GL_W[None, :]).ravel()
-    f = np.asarray(goe_lambda1_pdf(z, d))
+    f = np.asarray(goe_lambda1_pdf(z, d=d))
     mean = float(np.sum(w * f * z))
     var = float(np.sum(w * f * (z - mean) ** 2))
     return mean, math.sqrt(var)
@@ -1107,7 +1107,7 @@ def goe_lambda1_mean_std(d: int) -> tuple[float, float]:
     return _mean_std(_check_d(d))
 
 
-def goe_norm_concentration_bound(d: int, rho: ArrayLike, *, sigma: float = 1.0) -> np.ndarray | float:
+def goe_norm_concentration_bound(d: int, *, rho: ArrayLike, sigma: float = 1.0) -> np.ndarray | float:
     r"""Explicit non-asymptotic bound :math:`\sigma(\mathbb E\lambda_{\max}+2\sqrt{\log(2/\rho)})` on :math:`\|G\|_2`.
 
     :math:`\lambda_{\max}` is a :math:`\sqrt2`-Lipschitz function of the iid standard
@@ -1202,7 +1202,7 @@ def tracy_widom1_quantile(p: ArrayLike) -> np.ndarray | float:
     return _shaped(out, pa)
 
 
-def tracy_widom_approx_quantile(p: ArrayLike, d: int) -> np.ndarray | float:
+def tracy_widom_approx_quantile(p: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Tracy–Widom approximation :math:`2\sqrt d + d^{-1/6}F_1^{-1}(p)` to the :math:`\lambda_{\max}` quantile.
 
     Centring :math:`2\sqrt d` and scale :math:`d^{-1/6}` are those of this module's
@@ -1216,7 +1216,7 @@ def tracy_widom_approx_quantile(p: ArrayLike, d: int) -> np.ndarray | float:
     return 2.0 * math.sqrt(d) + d ** (-1.0 / 6.0) * q
 
 
-def tracy_widom_approx_cdf(x: ArrayLike, d: int) -> np.ndarray | float:
+def tracy_widom_approx_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     r"""Tracy–Widom approximation :math:`F_1(d^{1/6}(x-2\sqrt d))` to :func:`goe_lambda1_cdf` (any :math:`d \ge 1`)."""
     d = _check_d_any(d)
     xa = _check_x(x)

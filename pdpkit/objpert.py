@@ -67,11 +67,16 @@ __all__ = [
     "ex_post_pdp",
     "ex_post_pdp_terms",
     "ex_post_pdp_general",
+    "objpert_hessian",
     "objpert_log_density",
     "pdp_bound_data_independent",
     "objpert_epsilon_classic",
     "objpert_sigma_classic",
     "objpert_calibrate_classic",
+    "Guarantee",
+    "Release",
+    "objpert_guarantee",
+    "objpert_release",
 ]
 
 _CHUNK = 8192  # rows per block in the vectorized target computations
@@ -116,6 +121,9 @@ class ObjPertResult:
         ``keep_hessian=True`` so that :func:`ex_post_pdp` and the privacy report reuse it;
         ``None`` otherwise (they then factor :math:`H` themselves). The result is immutable:
         nothing is cached on it after construction.
+    norm_bound : float or None
+        The bound on the rows' Euclidean norms that :func:`objpert_fit` enforced, or ``None``
+        when the check was explicitly skipped (then no DP guarantee applies).
     """
 
     theta: np.ndarray
@@ -129,6 +137,7 @@ class ObjPertResult:
     method: str = field(repr=False)
     n: int = field(repr=False)
     hessian_cholesky: np.ndarray | None = field(default=None, repr=False)
+    norm_bound: float | None = None
 
     @property
     def d(self) -> int:
@@ -166,9 +175,9 @@ class ExPostTerms:
 
 
 # ======================================================================= validation
-def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sigma: float, *,
-                rng: np.random.Generator | None = None, b: ArrayLike | None = None, tol: float = 1e-10,
-                max_iter: int = 200, method: str = "auto", norm_bound: float | None = None,
+def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigma: float,
+                rng: int | np.random.Generator | None = None, b: ArrayLike | None = None, tol: float = 1e-10,
+                max_iter: int = 200, method: str = "auto", norm_bound: float | None = 1.0,
                 keep_hessian: bool = False) -> ObjPertResult:
     r"""Objective perturbation: :math:`\hat\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
 
@@ -210,8 +219,8 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sig
         Regularization :math:`\lambda > 0` (makes :math:`J` strongly convex).
     sigma : float
         Noise scale :math:`\sigma > 0`.
-    rng : numpy.random.Generator, optional
-        Source of the noise ``b`` (a fresh ``default_rng()`` if ``None``).
+    rng : int, numpy.random.Generator or None
+        Source of the noise ``b`` (an int seeds a fresh generator; ``None``: fresh entropy).
     b : array_like, shape (d,), optional
         Use this noise vector instead of sampling (e.g. for exact-density checks).
     tol : float
@@ -221,9 +230,14 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sig
     method : {"auto", "newton", "newton-cg", "closed-form"}
         ``"auto"``: closed form for the squared loss, Newton for :math:`d \le 1500`,
         Newton-CG above.
-    norm_bound : float, optional
-        If given, every row must satisfy :math:`\|x_i\|_2 \le` ``norm_bound`` (the assumption
-        of the classic DP guarantees :func:`objpert_epsilon_classic`); ``ValueError`` otherwise.
+    norm_bound : float or None
+        Every row must satisfy :math:`\|x_i\|_2 \le` ``norm_bound`` (up to a relative
+        :math:`10^{-12}` for rounding) — the assumption of every DP guarantee of ObjPert
+        (:func:`objpert_epsilon_classic`, :mod:`pdpkit.accounting`, with ``L`` and ``beta``
+        for rows of norm at most ``norm_bound``). Default 1. A row beyond it raises
+        ``ValueError`` naming the row index and its norm. ``None`` skips the check and must be
+        asked for explicitly; the result then records ``norm_bound=None`` and carries no
+        guarantee.
     keep_hessian : bool
         Also factor the exact Hessian at the returned point (one more :math:`O(nd^2)` pass);
         otherwise :func:`ex_post_pdp` computes and caches it on first use.
@@ -244,7 +258,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sig
         raise ValueError(f"tol must be in (0, 1e-2]; got {tol!r}")
     max_iter = check_int_at_least(max_iter, "max_iter", 1)
     if norm_bound is not None:
-        _check_norm_bound(X, norm_bound)
+        norm_bound = _check_norm_bound(X, norm_bound)
     if b is None:
         b = as_generator(rng).normal(0.0, sigma, size=d)
     else:
@@ -258,10 +272,11 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sig
     if chol is not None:
         chol.flags.writeable = False
     return ObjPertResult(theta=_freeze(theta), b=_freeze(b), grad_norm=gnorm, grad_tol=grad_tol, n_iter=n_iter,
-                         lam=lam, sigma=sigma, loss=loss, method=method, n=n, hessian_cholesky=chol)
+                         lam=lam, sigma=sigma, loss=loss, method=method, n=n, hessian_cholesky=chol,
+                         norm_bound=norm_bound)
 
 
-def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, *, tol: float = 1e-10,
+def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, tol: float = 1e-10,
                        max_iter: int = 200, method: str = "auto") -> np.ndarray:
     r"""The **non-private** regularized ERM minimizer :math:`\operatorname{argmin}_\theta J(\theta; D)`.
 
@@ -279,7 +294,8 @@ def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: flo
 
 
 # ==================================================================== output density
-def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, sigma: float) -> np.ndarray:
+def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float,
+                        sigma: float) -> np.ndarray:
     r"""Exact log-density of ObjPert's output :math:`\hat\theta^P` at ``theta``.
 
     By the change of variables :math:`b = -\nabla J(\theta; D)` (a bijection because
@@ -335,8 +351,8 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
 
 
 # ===================================================================== ex-post pDP
-def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Validate the data against the fit; return (X, y, b_exact, L) with b_exact = -grad J(theta; D)."""
+def _fitted_data(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the data against the fit; return (X, y, grad J(theta; D), f''(X theta))."""
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     loss = result.loss
@@ -352,6 +368,13 @@ def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarra
     if resid > 2.0 * result.grad_tol + 1e-12 * _grad_scale(X, y, loss):
         raise ValueError("X and y are not the data set result was fitted on (the perturbed gradient at "
                          f"result.theta is {resid:.3e}, above the fit's tolerance {result.grad_tol:.3e})")
+    return X, y, gradJ, d2
+
+
+def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the data against the fit; return (X, y, b_exact, L) with b_exact = -grad J(theta; D)."""
+    X, y, gradJ, d2 = _fitted_data(result, X, y)
+    d = X.shape[1]
     L = result.hessian_cholesky
     if L is None or L.shape != (d, d):
         L = _chol_lower(_hessian(X, d2, result.lam))
@@ -377,6 +400,50 @@ def _targets(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[np.nd
     return tx, ty, scalar
 
 
+_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def _records(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records (x_i, y_i) as columns of uint64 words (-0.0 read as 0.0), and a 64-bit hash of each."""
+    Z = np.empty((X.shape[1] + 1, X.shape[0]))
+    Z[:-1] = X.T
+    Z[-1] = y
+    Z += 0.0  # -0.0 -> 0.0, so equal values have equal bits
+    W = Z.view(np.uint64)
+    mult = _HASH_MULT[np.arange(W.shape[0]) % _HASH_MULT.size]
+    H = W ^ (W >> np.uint64(31))
+    H *= mult[:, None]  # wraps modulo 2**64
+    return W, H.sum(axis=0, dtype=np.uint64)
+
+
+def _check_members(X: np.ndarray, y: np.ndarray, tx: np.ndarray, ty: np.ndarray, mem: np.ndarray) -> None:
+    """``ValueError`` unless every target flagged ``member`` is a record (x_i, y_i) of the data set.
+
+    Exact: records are matched by hash (one sort of the data's hashes, one binary search per
+    target) and every candidate is then compared word by word, so a hash collision can never
+    accept a target; equal-hash runs of distinct records (probability ~n²/2⁶⁴) are searched whole.
+    """
+    idx = np.flatnonzero(mem)
+    if idx.size == 0:
+        return
+    WD, hD = _records(X, y)
+    WT, hT = _records(tx[idx], ty[idx])
+    order = np.argsort(hD, kind="stable")
+    hs = hD[order]
+    lo = np.searchsorted(hs, hT, side="left")
+    hi = np.searchsorted(hs, hT, side="right")
+    first = order[np.minimum(lo, max(hs.size - 1, 0))] if hs.size else np.zeros(lo.size, dtype=np.intp)
+    found = (hi > lo) & (np.all(WD[:, first] == WT, axis=0) if hs.size else False)
+    for t in np.flatnonzero(~found & (hi - lo > 1)):  # distinct records sharing a hash: rare
+        found[t] = bool(np.any(np.all(WD[:, order[lo[t]:hi[t]]] == WT[:, t:t + 1], axis=0)))
+    if not np.all(found):
+        j = int(idx[np.flatnonzero(~found)[0]])
+        missing = int(np.count_nonzero(~found))
+        raise ValueError(f"target_x[{j}] (with target_y[{j}]) is not a record of (X, y), but member=True for it "
+                         f"({missing} member target(s) not found): a removal analysis needs a record of the data "
+                         "set; pass member=False to analyse adding it")
+
+
 def _member_array(member: Any, m: int) -> np.ndarray:
     mem = np.asarray(member)
     if mem.dtype != np.bool_:
@@ -391,7 +458,8 @@ def _member_array(member: Any, m: int) -> np.ndarray:
 def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, member: ArrayLike) -> ExPostTerms:
     r"""The three signed terms of the ex-post pDP of every target (see :func:`ex_post_pdp`).
 
-    Returns an :class:`ExPostTerms` whose ``epsilon`` equals :func:`ex_post_pdp`.
+    Returns an :class:`ExPostTerms` whose ``epsilon`` equals :func:`ex_post_pdp`. Member targets
+    are checked to be records of ``(X, y)`` as there (``ValueError`` naming ``target_x`` otherwise).
     """
     X, y, b, L = _state(result, X, y)
     loss = result.loss
@@ -399,6 +467,9 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     tx, ty, _ = _targets(target_x, target_y, loss, d)
     m = tx.shape[0]
     mem = _member_array(member, m)
+    if not np.all(np.isfinite(tx)):
+        as_finite_array(target_x, "target_x")  # raises, naming target_x
+    _check_members(X, y, tx, ty, mem)
     s2 = result.sigma ** 2
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
     M = np.empty((d, d + 2))
@@ -435,6 +506,34 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
             as_finite_array(target_x, "target_x")
             raise ValueError(f"ex-post pDP term {name} is not finite (overflow); target_x is too large")
     return ExPostTerms(log_det=log_det, grad_sq=grad_sq, cross=cross, mu=mu_all, member=mem)
+
+
+def objpert_hessian(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> np.ndarray:
+    r"""The Hessian :math:`H = \sum_i f''(x_i^\top\hat\theta^P; y_i)\,x_i x_i^\top + \lambda I` of ObjPert's objective.
+
+    :math:`H = \nabla^2 J(\hat\theta^P; D)`, the same for the perturbed objective (the noise term is linear).
+
+    The matrix at the released point of which Redberg & Wang 2021, Thm 6 (and
+    :func:`ex_post_pdp`) use the inverse, and whose smallest eigenvalue the GOE
+    machinery (:func:`pdpkit.analyze_gauss.private_lambda_min`, Wang 2018's AnalyzeGauss)
+    releases privately. :math:`H` is a function of the data: it is **not** private.
+
+    Parameters
+    ----------
+    result : ObjPertResult
+        The fit.
+    X, y : array_like
+        The data set it was fitted on (checked: ``ValueError`` if the perturbed gradient at
+        ``result.theta`` is not zero on it, as in :func:`ex_post_pdp`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+        The symmetric positive definite :math:`H` (float64, formed by one blocked SYRK pass).
+    """
+    X, y, _, d2 = _fitted_data(result, X, y)
+    H = _hessian(X, d2, result.lam)
+    return np.triu(H) + np.triu(H, 1).T
 
 
 def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, member: ArrayLike,
@@ -475,7 +574,10 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
         Target labels.
     member : bool or array of bool, shape (m,)
         ``True``: :math:`z \in D`, neighbour :math:`D \setminus \{z\}`;
-        ``False``: :math:`z \notin D`, neighbour :math:`D \cup \{z\}`.
+        ``False``: :math:`z \notin D`, neighbour :math:`D \cup \{z\}`. Every target with
+        ``member=True`` must be a record of ``(X, y)`` (exact equality of the row and its label,
+        checked for all targets at once: a sort of the records' hashes, then exact comparison); ``ValueError`` naming
+        ``target_x`` and the first offending index otherwise.
     signed : bool
         Return the signed log-ratio :math:`\log p_D - \log p_{D\pm z}` instead of its absolute value.
 
@@ -486,8 +588,9 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
     Raises
     ------
     ValueError
-        For a removal with :math:`1 - \mu \le 0` (impossible for a genuine member with
-        :math:`\lambda > 0`), bad shapes, labels outside the loss's domain or non-finite input.
+        For a member target that is not a record of ``(X, y)``, a removal with
+        :math:`1 - \mu \le 0` (impossible for a genuine member with :math:`\lambda > 0`), bad
+        shapes, labels outside the loss's domain or non-finite input.
     """
     terms = ex_post_pdp_terms(result, X, y, target_x, target_y, member=member)
     out = terms.total if signed else terms.epsilon
@@ -564,8 +667,9 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
 
 
 # ========================================================== data-independent bounds
-def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, lam: float, sigma: float, rho: float, *,
-                               theta: ArrayLike | None = None, target_y: ArrayLike | None = None, sharp: bool = False) -> np.ndarray | float:
+def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, *, lam: float, sigma: float, rho: float,
+                               theta: ArrayLike | None = None, target_y: ArrayLike | None = None,
+                               sharp: bool = False) -> np.ndarray | float:
     r"""Data-independent high-probability bound on the ex-post pDP of ObjPert (GLMs).
 
     Redberg & Wang 2021, Thm 8 (log-determinant term) with Thm 9's high-probability bound
@@ -663,7 +767,7 @@ def _classic_args(L, beta, lam, delta):
     return L, beta, lam, delta
 
 
-def objpert_epsilon_classic(L: float, beta: float, lam: float, sigma: float, delta: float, *,
+def objpert_epsilon_classic(delta: float, *, L: float, beta: float, lam: float, sigma: float,
                             form: str = "kifer") -> float:
     r"""The classic :math:`(\epsilon, \delta)`-DP guarantee of ObjPert (Gaussian noise), as the smallest :math:`\epsilon`.
 
@@ -720,7 +824,7 @@ def objpert_epsilon_classic(L: float, beta: float, lam: float, sigma: float, del
     raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
 
 
-def objpert_sigma_classic(eps: float, delta: float, L: float, beta: float, lam: float, *,
+def objpert_sigma_classic(eps: float, delta: float, *, L: float, beta: float, lam: float,
                           form: str = "kifer") -> float:
     r"""Smallest noise scale :math:`\sigma` with which ObjPert is :math:`(\epsilon, \delta)`-DP by :func:`objpert_epsilon_classic`.
 
@@ -753,7 +857,7 @@ def objpert_sigma_classic(eps: float, delta: float, L: float, beta: float, lam: 
     raise ValueError(f"form must be 'kifer' or 'lecture'; got {form!r}")
 
 
-def objpert_calibrate_classic(eps: float, delta: float, loss: str | GLMLoss = "logistic", *,
+def objpert_calibrate_classic(eps: float, delta: float, *, loss: str | GLMLoss = "logistic",
                               lam: float | None = None, form: str = "kifer") -> tuple[float, float]:
     r"""Regularization and noise scale of an :math:`(\epsilon, \delta)`-DP ObjPert run.
 
@@ -782,7 +886,7 @@ def objpert_calibrate_classic(eps: float, delta: float, loss: str | GLMLoss = "l
     if lam is None:
         lam = 2.0 * loss.smoothness / eps if loss.smoothness > 0 else 1.0
     lam = float(check_positive(lam, "lam"))
-    sigma = objpert_sigma_classic(eps, delta, loss.lipschitz, loss.smoothness, lam, form=form)
+    sigma = objpert_sigma_classic(eps, delta, L=loss.lipschitz, beta=loss.smoothness, lam=lam, form=form)
     return lam, sigma
 
 
@@ -796,3 +900,223 @@ def __getattr__(name: str):
 
         return getattr(_m, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ============================================================ what may be published
+@dataclass(frozen=True)
+class Guarantee:
+    r"""An :math:`(\varepsilon, \delta)`-DP guarantee and the accounting that proves it.
+
+    ``accounting`` names the analysis (e.g. ``"objpert-profile"``: the tight privacy profile
+    of Redberg, Koskela & Wang 2023, Thm 3.1 as corrected in :mod:`pdpkit.accounting`;
+    ``"pld"``: a pessimistic privacy-loss-distribution composition). Neighbouring data sets
+    differ by adding or removing one record.
+    """
+
+    epsilon: float
+    delta: float
+    accounting: str = "objpert-profile"
+
+    def __post_init__(self) -> None:
+        eps = float(check_positive(self.epsilon, "epsilon"))
+        delta = float(as_finite_array(self.delta, "delta"))
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"delta must lie in [0, 1); got {self.delta!r}")
+        if not isinstance(self.accounting, str) or not self.accounting:
+            raise TypeError("accounting must be a non-empty string naming the analysis")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", delta)
+
+    def __str__(self) -> str:
+        return f"({self.epsilon:.4g}, {self.delta:.3g})-DP [{self.accounting}, add/remove one record]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Guarantee:
+        """Inverse of :meth:`to_dict`."""
+        return cls(epsilon=data["epsilon"], delta=data["delta"], accounting=data.get("accounting", "objpert-profile"))
+
+
+def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: float,
+                      norm_bound: float) -> Guarantee:
+    r"""The tight :math:`(\varepsilon, \delta)`-DP guarantee of ObjPert on rows with :math:`\|x\|_2 \le R`.
+
+    For a GLM loss with per-unit constants :math:`L` and :math:`\beta` (:mod:`pdpkit.losses`), rows
+    bounded by :math:`R` = ``norm_bound`` give :math:`\|\nabla\ell\| \le LR` and
+    :math:`f''\|x\|^2 \le \beta R^2`; the guarantee is the smallest ε with
+    :func:`pdpkit.accounting.objpert_delta` :math:`(\varepsilon) \le \delta` at these constants
+    (Redberg, Koskela & Wang 2023, Thm 3.1, corrected; the sharp log-determinant constant
+    :math:`\log(1 + \beta R^2/\lambda)`, valid for every :math:`\lambda > 0`). Assumes the
+    *exact* minimizer is released (:func:`objpert_fit` enforces it).
+
+    Raises ``ValueError`` for a loss with an unbounded gradient (no finite guarantee).
+    """
+    from .accounting import objpert_epsilon
+
+    loss = _check_loss(loss)
+    if not math.isfinite(loss.lipschitz) or not math.isfinite(loss.smoothness):
+        raise ValueError(f"loss {loss.name!r} has an unbounded gradient or curvature: ObjPert with it has no "
+                         "finite DP guarantee")
+    R = float(check_positive(norm_bound, "norm_bound"))
+    delta = float(check_probability(delta, "delta"))
+    eps = float(objpert_epsilon(delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R, lam=float(lam),
+                                sigma=float(sigma), sharp=True))
+    return Guarantee(epsilon=eps, delta=delta, accounting="objpert-profile")
+
+
+_RELEASE_FORMAT = "pdpkit-release/1"
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    r"""What ObjPert may publish: the private minimizer, the public parameters and the guarantee.
+
+    Everything here is either a mechanism parameter chosen without looking at the data
+    (``lam``, ``sigma``, ``loss``, ``norm_bound``, ``fit_intercept``), the private output
+    ``theta``, a post-processing of it, or — in ``report`` — the noisy releases of a privacy
+    report (:class:`pdpkit.report.PrivacyReport`, serialized). Nothing data-dependent and
+    un-noised goes in: no :math:`b`, no :math:`n`, no gradient norm. ``classes`` (the two label
+    values) and ``feature_names`` are the data's *schema*, treated as public like the number
+    of columns.
+
+    With ``fit_intercept``, ``theta``'s last entry is the coefficient of a constant feature of
+    value ``norm_bound`` (so the fitted rows have norm at most :math:`\sqrt2` ``norm_bound``,
+    the bound the guarantee uses); :attr:`coef` and :attr:`intercept` undo that scaling.
+    ``row_norm="clip"`` records that rows beyond ``norm_bound`` were shrunk onto the ball
+    before fitting; :meth:`decision_function` applies the same map, so the model is
+    "clip, then linear" at prediction time too.
+    """
+
+    theta: np.ndarray
+    lam: float
+    sigma: float
+    loss: str
+    norm_bound: float | None
+    fit_intercept: bool = False
+    guarantee: Guarantee | None = None
+    report: dict[str, Any] | None = None
+    classes: tuple[Any, ...] | None = None
+    feature_names: tuple[str, ...] | None = None
+    row_norm: str = "raise"
+
+    def __post_init__(self) -> None:
+        if self.row_norm not in ("raise", "clip"):
+            raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
+        if self.row_norm == "clip" and self.norm_bound is None:
+            raise ValueError("row_norm='clip' needs norm_bound")
+        theta = as_finite_array(self.theta, "theta", ndim=1).copy()
+        theta.flags.writeable = False
+        object.__setattr__(self, "theta", theta)
+        if self.fit_intercept and self.norm_bound is None:
+            raise ValueError("fit_intercept=True needs norm_bound (the intercept column's value)")
+        if self.fit_intercept and theta.shape[0] < 1:
+            raise ValueError("theta must hold the intercept's coefficient when fit_intercept=True")
+
+    def __repr__(self) -> str:
+        g = str(self.guarantee) if self.guarantee is not None else "no DP guarantee (norm_bound=None)"
+        return (f"Release(loss={self.loss!r}, d={self.coef.shape[0]}, fit_intercept={self.fit_intercept}, "
+                f"lam={self.lam:.6g}, sigma={self.sigma:.6g}, norm_bound={self.norm_bound}, {g}"
+                f"{', with a privacy report' if self.report else ''})")
+
+    @property
+    def coef(self) -> np.ndarray:
+        """Coefficients of the user's features."""
+        return self.theta[:-1] if self.fit_intercept else self.theta
+
+    @property
+    def intercept(self) -> float:
+        """The intercept (0.0 without ``fit_intercept``)."""
+        return float(self.theta[-1] * self.norm_bound) if self.fit_intercept else 0.0
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        r""":math:`X\,\text{coef} + \text{intercept}` for rows of the user's features (post-processing)."""
+        X = as_finite_array(X, "X", ndim=2)
+        if X.shape[1] != self.coef.shape[0]:
+            raise ValueError(f"X must have {self.coef.shape[0]} columns; got {X.shape[1]}")
+        if self.row_norm == "clip":
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+            X = X * np.minimum(1.0, self.norm_bound / np.where(norms > 0, norms, 1.0))[:, None]
+        return X @ self.coef + self.intercept
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (see :meth:`to_json`)."""
+        return {
+            "format": _RELEASE_FORMAT,
+            "theta": [float(v) for v in self.theta],
+            "lam": float(self.lam),
+            "sigma": float(self.sigma),
+            "loss": self.loss,
+            "norm_bound": None if self.norm_bound is None else float(self.norm_bound),
+            "fit_intercept": bool(self.fit_intercept),
+            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "report": self.report,
+            "classes": None if self.classes is None else [_json_scalar(c) for c in self.classes],
+            "feature_names": None if self.feature_names is None else list(self.feature_names),
+            "row_norm": self.row_norm,
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The release as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
+        import json
+
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Release:
+        """Inverse of :meth:`to_dict`; ``ValueError`` for another format."""
+        if not isinstance(data, dict) or data.get("format") != _RELEASE_FORMAT:
+            raise ValueError(f"not a pdpkit release (expected format {_RELEASE_FORMAT!r})")
+        g = data.get("guarantee")
+        classes = data.get("classes")
+        names = data.get("feature_names")
+        return cls(theta=np.asarray(data["theta"], dtype=float), lam=float(data["lam"]), sigma=float(data["sigma"]),
+                   loss=str(data["loss"]), norm_bound=None if data.get("norm_bound") is None else float(data["norm_bound"]),
+                   fit_intercept=bool(data.get("fit_intercept", False)),
+                   guarantee=None if g is None else Guarantee.from_dict(g), report=data.get("report"),
+                   classes=None if classes is None else tuple(classes),
+                   feature_names=None if names is None else tuple(str(s) for s in names),
+                   row_norm=str(data.get("row_norm", "raise")))
+
+    @classmethod
+    def from_json(cls, text: str) -> Release:
+        """Inverse of :meth:`to_json`."""
+        import json
+
+        return cls.from_dict(json.loads(text))
+
+
+def _json_scalar(value: Any) -> Any:
+    """A label value as JSON can hold it (numpy scalars to Python)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def objpert_release(result: ObjPertResult, *, delta: float | None = None, norm_bound: float | None = None,
+                    fit_intercept: bool = False, report: Any = None, classes: Any = None,
+                    feature_names: Any = None, row_norm: str = "raise") -> Release:
+    r"""The publishable part of an ObjPert fit, with its guarantee at ``delta``.
+
+    ``norm_bound`` bounds the rows the *user* passed (with ``fit_intercept``, the fitted rows
+    carried a constant column of that value, so the guarantee is computed at
+    :math:`\sqrt2` ``norm_bound``). With ``norm_bound=None`` or ``delta=None`` the release
+    carries no guarantee. ``report`` is a :class:`pdpkit.report.PrivacyReport` (serialized with
+    its ``to_dict``) or ``None``.
+    """
+    if not isinstance(result, ObjPertResult):
+        raise TypeError(f"result must be an ObjPertResult; got {type(result).__name__}")
+    guarantee = None
+    if norm_bound is not None and delta is not None:
+        R = float(check_positive(norm_bound, "norm_bound")) * (math.sqrt(2.0) if fit_intercept else 1.0)
+        guarantee = objpert_guarantee(delta, loss=result.loss, lam=result.lam, sigma=result.sigma, norm_bound=R)
+    rep = None
+    if report is not None:
+        rep = report.to_dict() if hasattr(report, "to_dict") else dict(report)
+    return Release(theta=np.array(result.theta), lam=result.lam, sigma=result.sigma, loss=result.loss.name,
+                   norm_bound=norm_bound, fit_intercept=bool(fit_intercept), guarantee=guarantee, report=rep,
+                   classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
+                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
+                   row_norm=row_norm)

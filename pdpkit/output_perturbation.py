@@ -74,7 +74,7 @@ class OutputPerturbationResult:
     norm_bound: float
 
 
-def output_perturbation_sensitivity(loss: str | GLMLoss, lam: float, norm_bound: float = 1.0, *,
+def output_perturbation_sensitivity(loss: str | GLMLoss, *, lam: float, norm_bound: float = 1.0,
                                     tol: float = 0.0) -> float:
     r""":math:`\ell_2` sensitivity of the regularized ERM minimizer under add/remove neighbours.
 
@@ -107,14 +107,14 @@ def output_perturbation_sensitivity(loss: str | GLMLoss, lam: float, norm_bound:
     return loss.lipschitz * R * (1.0 + 2.0 * tol) / lam
 
 
-def output_perturbation_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam: float, eps: float, delta: float, *,
-                            rng: np.random.Generator | None = None, norm_bound: float = 1.0,
+def output_perturbation_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps: float, delta: float, *, lam: float,
+                            rng: int | np.random.Generator | None = None, norm_bound: float = 1.0,
                             tol: float = 1e-10) -> OutputPerturbationResult:
     r"""Gaussian output perturbation of the regularized ERM minimizer, :math:`(\epsilon, \delta)`-DP.
 
     Releases :math:`\hat\theta + \mathcal N(0, \sigma^2 I_d)` where :math:`\hat\theta` minimizes
     :math:`J(\theta; D)` to absolute gradient norm :math:`\text{tol}\cdot LR` (data-independent)
-    and :math:`\sigma` = ``pdpkit.gaussian.gaussian_sigma(eps, delta, sensitivity)`` (tight
+    and :math:`\sigma` = ``pdpkit.gaussian.gaussian_sigma(eps, delta, sensitivity=...)`` (tight
     analytic Gaussian mechanism, Balle & Wang 2018) with the sensitivity of
     :func:`output_perturbation_sensitivity` (lecture notes on objective perturbation, output
     perturbation, with the :math:`\|\cdot\|^2` slip corrected). Add/remove neighbours.
@@ -130,9 +130,9 @@ def output_perturbation_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, lam
     delta = float(check_probability(delta, "delta"))
     tol = float(check_positive(tol, "tol"))
     R = _check_norm_bound(X, norm_bound)
-    sens = output_perturbation_sensitivity(loss, lam, R, tol=tol)
+    sens = output_perturbation_sensitivity(loss, lam=lam, norm_bound=R, tol=tol)
 
-    sigma = float(gaussian_sigma(eps, delta, sens))
+    sigma = float(gaussian_sigma(eps, delta, sensitivity=sens))
     rng = as_generator(rng)
     abs_tol = tol * loss.lipschitz * R
     # _solve's tolerance is relative to max(1, n max||x||); convert the absolute target.
@@ -158,12 +158,12 @@ def _ridge_parts(X, y, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return X, y, np.asarray(chol[0]), theta
 
 
-def ridge_fit_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0) -> np.ndarray:
+def ridge_fit_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: float = 1.0) -> np.ndarray:
     r"""Ridge regression :math:`\hat\theta = (X^\top X + \lambda I)^{-1}X^\top y` (not private)."""
     return _ridge_parts(X, y, lam)[3]
 
 
-def ridge_removal_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0) -> np.ndarray:
+def ridge_removal_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: float = 1.0) -> np.ndarray:
     r"""Per-instance sensitivity :math:`\lVert\hat\theta(D) - \hat\theta(D_{-i})\rVert` of every member.
 
     Exact leave-one-out identity for ridge regression (Sherman–Morrison; Wang 2019,
@@ -184,7 +184,8 @@ def ridge_removal_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, lam: float 
     return np.abs(r) * np.sqrt(np.einsum("ij,ij->j", V, V)) / (1.0 - h)
 
 
-def ridge_addition_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, lam: float = 1.0) -> np.ndarray:
+def ridge_addition_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *,
+                                          lam: float = 1.0) -> np.ndarray:
     r"""Per-instance sensitivity :math:`\lVert\hat\theta(D \cup \{z\}) - \hat\theta(D)\rVert` of targets z ∉ D.
 
     :math:`\hat\theta(D\cup\{z\}) - \hat\theta(D) = \frac{y - x^\top\hat\theta}{1 + x^\top H^{-1}x}H^{-1}x`.
@@ -202,7 +203,8 @@ def ridge_addition_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, target_x: 
     return np.abs(r) * np.sqrt(np.einsum("ij,ij->j", V, V)) / (1.0 + h)
 
 
-def ridge_pdp_for_all_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0, *, y_bound: float = 1.0, n_starts: int = 64,
+def ridge_pdp_for_all_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: float = 1.0, y_bound: float = 1.0,
+                                 n_starts: int = 64,
                                  rng: np.random.Generator | None = None) -> float:
     r"""Largest per-instance sensitivity over the whole domain ("pDP for all", Wang 2019 §2.2).
 
@@ -252,11 +254,11 @@ def ridge_pdp_for_all_nonprivate(X: ArrayLike, y: ArrayLike, lam: float = 1.0, *
             step *= 0.5
             if step < 1e-10:
                 break
-    members = ridge_removal_sensitivity_nonprivate(X, y, lam)
+    members = ridge_removal_sensitivity_nonprivate(X, y, lam=lam)
     return float(max(val.max(), members.max()))
 
 
-def ridge_global_sensitivity_bound(n: int, lam: float = 1.0, *, y_bound: float = 1.0) -> float:
+def ridge_global_sensitivity_bound(n: int, *, lam: float = 1.0, y_bound: float = 1.0) -> float:
     r"""Upper bound on the global L2 sensitivity of ridge regression on bounded data.
 
     Data sets of at most n records with :math:`\lVert x_i\rVert \le 1`, :math:`|y_i| \le B`,

@@ -116,7 +116,7 @@ def test_lemma_3_4_gaussian_lower_bound(L, beta, ratio, sigma, eps):
     """ObjPert's profile is never below the Gaussian mechanism's (Lemma 3.4)."""
     lam = max(beta * ratio, 1e-3)
     d_obj = float(acc.objpert_delta(eps, L=L, beta=beta, lam=lam, sigma=sigma))
-    d_gauss = float(gm.gaussian_delta(eps, L, sigma))
+    d_gauss = float(gm.gaussian_delta(eps, sensitivity=L, sigma=sigma))
     assert d_obj >= d_gauss * (1 - 1e-12)
 
 
@@ -125,10 +125,10 @@ def test_printed_theorem_3_1_falls_below_the_gaussian_lower_bound():
     a = P["L"] / P["sigma"]
     e0 = -math.log1p(-P["beta"] / P["lam"])
     eps = 1.5
-    printed = 2 * float(gm.gaussian_delta(eps + e0, P["L"], P["sigma"]))  # eps-hat >= 0 branch
+    printed = 2 * float(gm.gaussian_delta(eps + e0, sensitivity=P["L"], sigma=P["sigma"]))  # eps-hat >= 0 branch
     assert eps + e0 - a * a / 2 >= 0
-    assert printed < float(gm.gaussian_delta(eps, P["L"], P["sigma"]))  # violates Lemma 3.4
-    assert float(acc.objpert_delta(eps, **P)) >= float(gm.gaussian_delta(eps, P["L"], P["sigma"]))
+    assert printed < float(gm.gaussian_delta(eps, sensitivity=P["L"], sigma=P["sigma"]))  # violates Lemma 3.4
+    assert float(acc.objpert_delta(eps, **P)) >= float(gm.gaussian_delta(eps, sensitivity=P["L"], sigma=P["sigma"]))
 
 
 def test_against_kifer_at_equal_lambda():
@@ -138,12 +138,12 @@ def test_against_kifer_at_equal_lambda():
     ratios = []
     for eps in (0.1, 0.5, 1.0, 2.0, 5.0):
         lam = 2 * 0.25 / eps
-        s_kifer = objpert_sigma_classic(eps, 1e-5, 1.0, 0.25, lam)
+        s_kifer = objpert_sigma_classic(eps, 1e-5, L=1.0, beta=0.25, lam=lam)
         s_tight = acc.objpert_sigma(eps, 1e-5, L=1.0, beta=0.25, lam=lam, sharp=True)
         ratios.append(s_tight / s_kifer)
     assert all(0.3 < r < 1.0 for r in ratios), ratios
     s_src = acc.objpert_sigma(1.0, 1e-5, L=1.0, beta=0.25, lam=0.5)
-    s_kifer = objpert_sigma_classic(1.0, 1e-5, 1.0, 0.25, 0.5)
+    s_kifer = objpert_sigma_classic(1.0, 1e-5, L=1.0, beta=0.25, lam=0.5)
     assert s_src == pytest.approx(11.5, abs=0.1) and s_kifer == pytest.approx(10.1, abs=0.1)
 
 
@@ -166,7 +166,7 @@ def test_sigma_and_lambda_inverses_and_calibration():
         assert float(acc.objpert_delta(eps, L=1.0, beta=0.25, lam=lam2, sigma=s * 1.2)) <= delta
         assert float(acc.objpert_delta(eps, L=1.0, beta=0.25, lam=lam2 * (1 - 1e-7), sigma=s * 1.2)) > delta
         lam3, s3 = acc.objpert_calibrate(eps, delta, L=1.0, beta=0.25)
-        assert s3 == pytest.approx(1.3 * float(gm.gaussian_sigma(eps, delta, 1.0)), rel=1e-12)
+        assert s3 == pytest.approx(1.3 * float(gm.gaussian_sigma(eps, delta, sensitivity=1.0)), rel=1e-12)
         assert float(acc.objpert_delta(eps, L=1.0, beta=0.25, lam=lam3, sigma=s3)) <= delta
 
 
@@ -263,8 +263,8 @@ def test_exact_objpert_densities_respect_the_profile_d1():
     z_x, z_y = np.array([[-1.0]]), np.array([1.0])
     lam, sigma = 0.5, 0.8
     grid = np.linspace(-30, 30, 120001)
-    logp_D = objpert_log_density(grid[:, None], X, y, logistic, lam, sigma)
-    logp_Dz = objpert_log_density(grid[:, None], np.vstack([X, z_x]), np.append(y, z_y), logistic, lam, sigma)
+    logp_D = objpert_log_density(grid[:, None], X, y, logistic, lam=lam, sigma=sigma)
+    logp_Dz = objpert_log_density(grid[:, None], np.vstack([X, z_x]), np.append(y, z_y), logistic, lam=lam, sigma=sigma)
     p_D, p_Dz = np.exp(logp_D), np.exp(logp_Dz)
     h = grid[1] - grid[0]
     for eps in (0.0, 0.3, 1.0, 2.0):

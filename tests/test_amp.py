@@ -123,7 +123,7 @@ def test_dpsgd_fit_learns_with_little_noise_and_clips():
     from pdpkit import datasets as ds
     from pdpkit.losses import logistic
 
-    data = ds.make_synthetic_logistic(2000, 5, theta_scale=4.0, rng=2)
+    data = ds.make_synthetic_logistic(2000, d=5, theta_scale=4.0, rng=2)
     theta = amp.dpsgd_fit(data.X, data.y, logistic, noise_multiplier=1e-3, clip=1.0, sample_rate=0.1,
                           steps=300, lr=0.05, rng=3)
     acc = np.mean(np.sign(data.X @ theta) == data.y)

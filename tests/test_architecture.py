@@ -47,6 +47,9 @@ SAME_LAYER_ALLOWED = {
     ("analyze_gauss", "goe"),
     ("output_perturbation", "objpert"),
     ("stability", "objpert"),
+    ("objpert", "accounting"),
+    ("cli", "estimators"),
+    ("__main__", "cli"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

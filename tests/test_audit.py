@@ -47,7 +47,7 @@ def _gaussian_audit(noise_factor: float, seed: int):
     level sets of the claimed privacy loss), whatever the mechanism really does.
     """
     true_sigma = noise_factor * SIGMA
-    claimed = gaussian_delta(EPS_GRID, SENS, SIGMA)
+    claimed = gaussian_delta(EPS_GRID, sensitivity=SENS, sigma=SIGMA)
     thresholds = SENS / 2 + EPS_GRID * SIGMA**2 / SENS
     return audit_delta_curve(
         lambda m, rng: SENS + true_sigma * rng.standard_normal(m),

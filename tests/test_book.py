@@ -35,6 +35,7 @@ CHAPTER_MODULES = {
     "ops_adaops": ["ops"],
     "self_concordant_stability": ["stability"],
     "single_parameter": ["single"],
+    "using_pdpkit": ["estimators", "cli"],
 }
 
 

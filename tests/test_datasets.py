@@ -237,7 +237,7 @@ def test_row_scaling_zero_rows_and_bound():
 
 def test_synthetic_logistic_model():
     rng = np.random.default_rng(20240601)
-    D = ds.make_synthetic_logistic(20000, 5, theta_scale=2.0, rng=rng)
+    D = ds.make_synthetic_logistic(20000, d=5, theta_scale=2.0, rng=rng)
     assert D.X.shape == (20000, 5) and D.theta_true.shape == (5,)
     np.testing.assert_allclose(np.linalg.norm(D.X, axis=1), 1.0, atol=1e-15)
     assert set(np.unique(D.y)) <= {-1.0, 1.0}
@@ -254,22 +254,22 @@ def test_synthetic_logistic_model():
 
 
 def test_synthetic_is_reproducible_and_validated():
-    a = ds.make_synthetic_logistic(50, 3, rng=np.random.default_rng(1))
-    b = ds.make_synthetic_logistic(50, 3, rng=np.random.default_rng(1))
+    a = ds.make_synthetic_logistic(50, d=3, rng=np.random.default_rng(1))
+    b = ds.make_synthetic_logistic(50, d=3, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(a.X, b.X)
     np.testing.assert_array_equal(a.y, b.y)
-    assert ds.make_synthetic_logistic(4, 1, rng=np.random.default_rng(2)).X.shape == (4, 1)
+    assert ds.make_synthetic_logistic(4, d=1, rng=np.random.default_rng(2)).X.shape == (4, 1)
     with pytest.raises(ValueError, match="n"):
-        ds.make_synthetic_logistic(0, 3)
+        ds.make_synthetic_logistic(0, d=3)
     with pytest.raises(TypeError, match="d"):
-        ds.make_synthetic_regression(5, 2.5)
+        ds.make_synthetic_regression(5, d=2.5)
     with pytest.raises(ValueError, match="noise"):
-        ds.make_synthetic_regression(5, 2, noise=-1.0)
+        ds.make_synthetic_regression(5, d=2, noise=-1.0)
 
 
 def test_synthetic_regression_model():
     rng = np.random.default_rng(7)
-    D = ds.make_synthetic_regression(5000, 4, noise=0.05, theta_scale=0.5, rng=rng)
+    D = ds.make_synthetic_regression(5000, d=4, noise=0.05, theta_scale=0.5, rng=rng)
     assert D.task == "regression" and np.all(np.abs(D.y) <= 1.0)
     assert _unit_ball(D.X)
     # |x'theta*| <= ||theta*||; with theta_scale 0.5 and d = 4 little is clipped, so

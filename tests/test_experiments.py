@@ -27,11 +27,11 @@ DELTA = 1e-5
 
 def _exact_removal_pdp(X, y, loss, lam, sigma, theta):
     """|log p_D(theta) - log p_{D - z_i}(theta)| for every member i, from the exact density."""
-    logp = objpert_log_density(theta, X, y, loss, lam, sigma)
+    logp = objpert_log_density(theta, X, y, loss, lam=lam, sigma=sigma)
     out = np.empty(len(y))
     for i in range(len(y)):  # independent reference: one density per neighbour
         keep = np.arange(len(y)) != i
-        out[i] = abs(logp - objpert_log_density(theta, X[keep], y[keep], loss, lam, sigma))
+        out[i] = abs(logp - objpert_log_density(theta, X[keep], y[keep], loss, lam=lam, sigma=sigma))
     return out
 
 
@@ -39,27 +39,27 @@ def _exact_removal_pdp(X, y, loss, lam, sigma, theta):
 
 
 def test_objpert_dp_setup_matches_thm_2_8():
-    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, loss="logistic")
     assert lam == pytest.approx(2 * 0.25 / 1.0)
     # Thm 2.8: sigma = L sqrt(8 log(2/delta) + 4 eps)/eps
     assert sigma == pytest.approx(math.sqrt(8 * math.log(2 / DELTA) + 4.0))
-    assert objpert_epsilon_classic(1.0, 0.25, lam, sigma, DELTA) == pytest.approx(1.0)
-    lam2, sigma2 = objpert_calibrate_classic(0.5, DELTA, huber, lam=3.0, form="lecture")
+    assert objpert_epsilon_classic(DELTA, L=1.0, beta=0.25, lam=lam, sigma=sigma) == pytest.approx(1.0)
+    lam2, sigma2 = objpert_calibrate_classic(0.5, DELTA, loss=huber, lam=3.0, form="lecture")
     assert lam2 == 3.0
-    assert objpert_epsilon_classic(1.0, 1.0, 3.0, sigma2, DELTA, form="lecture") == pytest.approx(0.5)
+    assert objpert_epsilon_classic(DELTA, L=1.0, beta=1.0, lam=3.0, sigma=sigma2, form="lecture") == pytest.approx(0.5)
     with pytest.raises(ValueError, match="unbounded gradient"):
-        objpert_calibrate_classic(1.0, DELTA, squared)
+        objpert_calibrate_classic(1.0, DELTA, loss=squared)
     with pytest.raises(ValueError, match="lam"):
-        objpert_calibrate_classic(1.0, DELTA, "logistic", lam=0.1)  # below 2 beta / eps
+        objpert_calibrate_classic(1.0, DELTA, loss="logistic", lam=0.1)  # below 2 beta / eps
 
 
 # ---------------------------------------------------------------- Figs 4 and 5
 
 
 def test_worst_case_vs_n_against_exact_density_and_dp_eps():
-    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, loss="logistic")
     ns = [20, 60]
-    res = ex.worst_case_pdp_vs_n(ns, 3, lam=lam, sigma=sigma, rho=0.05, n_repeats=2, rng=np.random.default_rng(11))
+    res = ex.worst_case_pdp_vs_n(ns, d=3, lam=lam, sigma=sigma, rho=0.05, n_repeats=2, rng=np.random.default_rng(11))
     assert res.worst_pdp.shape == (2, 2) and res.parameter == "n"
     np.testing.assert_array_equal(res.n, ns)
     np.testing.assert_array_equal(res.d, [3, 3])
@@ -67,8 +67,8 @@ def test_worst_case_vs_n_against_exact_density_and_dp_eps():
     rng = np.random.default_rng(11)
     for i, n in enumerate(ns):
         for r in range(2):
-            data = ds.make_synthetic_logistic(n, 3, rng=rng)
-            fit = objpert_fit(data.X, data.y, logistic, lam, sigma, rng=rng)
+            data = ds.make_synthetic_logistic(n, d=3, rng=rng)
+            fit = objpert_fit(data.X, data.y, logistic, lam=lam, sigma=sigma, rng=rng)
             exact = _exact_removal_pdp(data.X, data.y, logistic, lam, sigma, fit.theta)
             assert res.worst_pdp[i, r] == pytest.approx(exact.max(), rel=1e-8, abs=1e-11)
             assert res.mean_pdp[i, r] == pytest.approx(exact.mean(), rel=1e-8, abs=1e-11)
@@ -80,8 +80,8 @@ def test_worst_case_vs_n_against_exact_density_and_dp_eps():
 
 
 def test_worst_case_vs_d_shapes_and_bound_growth():
-    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
-    res = ex.worst_case_pdp_vs_d([1, 4, 16], 200, lam=lam, sigma=sigma, n_repeats=2, rng=np.random.default_rng(5))
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, loss="logistic")
+    res = ex.worst_case_pdp_vs_d([1, 4, 16], n=200, lam=lam, sigma=sigma, n_repeats=2, rng=np.random.default_rng(5))
     assert res.parameter == "d" and res.worst_pdp.shape == (3, 2)
     np.testing.assert_array_equal(res.d, [1, 4, 16])
     assert np.all(res.bound_dominates)
@@ -98,7 +98,7 @@ def test_data_independent_bound_holds_with_probability_at_least_one_minus_rho():
     # power; Thm 9 still promises domination in >= 10% of draws (for all members at once).
     lam, sigma = 0.3, 0.5
     rho = 0.9
-    res = ex.worst_case_pdp_vs_n([15], 2, lam=lam, sigma=sigma, rho=rho, n_repeats=150, rng=np.random.default_rng(2))
+    res = ex.worst_case_pdp_vs_n([15], d=2, lam=lam, sigma=sigma, rho=rho, n_repeats=150, rng=np.random.default_rng(2))
     k = int(res.bound_dominates.sum())
     test = stats.binomtest(k, 150, 1 - rho, alternative="less")
     assert test.pvalue > 1e-3, (k, test.pvalue)
@@ -106,13 +106,13 @@ def test_data_independent_bound_holds_with_probability_at_least_one_minus_rho():
 
 def test_worst_case_validation():
     with pytest.raises(ValueError, match="rho"):
-        ex.worst_case_pdp_vs_n([10], 2, lam=1.0, sigma=1.0, rho=1.5)
+        ex.worst_case_pdp_vs_n([10], d=2, lam=1.0, sigma=1.0, rho=1.5)
     with pytest.raises(ValueError, match="ns"):
-        ex.worst_case_pdp_vs_n([], 2, lam=1.0, sigma=1.0)
+        ex.worst_case_pdp_vs_n([], d=2, lam=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="sigma"):
-        ex.worst_case_pdp_vs_d([2], 10, lam=1.0, sigma=0.0)
+        ex.worst_case_pdp_vs_d([2], n=10, lam=1.0, sigma=0.0)
     with pytest.raises(TypeError, match="rng"):
-        ex.worst_case_pdp_vs_d([2], 10, lam=1.0, sigma=1.0, rng="3")
+        ex.worst_case_pdp_vs_d([2], n=10, lam=1.0, sigma=1.0, rng="3")
 
 
 # ---------------------------------------------------------------- Figs 7 and 8
@@ -120,8 +120,8 @@ def test_worst_case_validation():
 
 def test_pdp_distribution_kidney_against_exact_density():
     K = ds.load_kidney()
-    lam, sigma = objpert_calibrate_classic(1.0, DELTA, "logistic")
-    res = ex.pdp_distribution(K, "logistic", lam, sigma, rng=np.random.default_rng(3))
+    lam, sigma = objpert_calibrate_classic(1.0, DELTA, loss="logistic")
+    res = ex.pdp_distribution(K, "logistic", lam=lam, sigma=sigma, rng=np.random.default_rng(3))
     assert res.eps1.shape == (400,) and res.dataset == "kidney"
     np.testing.assert_allclose(np.abs(res.terms.total), res.eps1)
     assert res.dp_eps == pytest.approx(1.0)
@@ -129,22 +129,22 @@ def test_pdp_distribution_kidney_against_exact_density():
     assert np.all(res.bound_output_dependent <= res.bound_data_independent + 1e-12)
     # Spot-check 5 members against the exact log-density ratio of D and D - z.
     idx = np.array([0, 57, 123, 250, 399])
-    logp = objpert_log_density(res.fit.theta, K.X, K.y, logistic, lam, sigma)
+    logp = objpert_log_density(res.fit.theta, K.X, K.y, logistic, lam=lam, sigma=sigma)
     for i in idx:
         keep = np.arange(400) != i
-        ref = logp - objpert_log_density(res.fit.theta, K.X[keep], K.y[keep], logistic, lam, sigma)
+        ref = logp - objpert_log_density(res.fit.theta, K.X[keep], K.y[keep], logistic, lam=lam, sigma=sigma)
         assert res.eps1[i] == pytest.approx(abs(ref), rel=1e-7, abs=1e-12)
 
 
 def test_pdp_distribution_squared_loss_is_not_dp():
     W = ds.load_wine_quality("red")
-    res = ex.pdp_distribution(W, squared, 2.0, 5.0, rng=np.random.default_rng(4))
+    res = ex.pdp_distribution(W, squared, lam=2.0, sigma=5.0, rng=np.random.default_rng(4))
     assert math.isinf(res.dp_eps) and np.all(np.isinf(res.bound_data_independent))
     assert np.all(np.isfinite(res.eps1)) and np.all(res.eps1 <= res.bound_output_dependent)
-    res_h = ex.pdp_distribution(W, huber, 2.0, 5.0, rng=np.random.default_rng(4))
+    res_h = ex.pdp_distribution(W, huber, lam=2.0, sigma=5.0, rng=np.random.default_rng(4))
     assert math.isfinite(res_h.dp_eps)
     with pytest.raises(TypeError, match="Dataset"):
-        ex.pdp_distribution((W.X, W.y), squared, 2.0, 5.0)
+        ex.pdp_distribution((W.X, W.y), squared, lam=2.0, sigma=5.0)
 
 
 # ------------------------------------------------ output vs objective perturbation
@@ -152,7 +152,7 @@ def test_pdp_distribution_squared_loss_is_not_dp():
 
 def _separable(n, d, rng):
     """Train and test halves of one well-separated synthetic data set."""
-    data = ds.make_synthetic_logistic(2 * n, d, theta_scale=8.0, rng=rng)
+    data = ds.make_synthetic_logistic(2 * n, d=d, theta_scale=8.0, rng=rng)
     return data.X[:n], data.y[:n], data.X[n:], data.y[n:]
 
 
@@ -161,7 +161,7 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
     Xtr, ytr, Xte, yte = _separable(300, 4, rng)
     eps = [0.05, 1.0, 1e4]
     lams = [0.05, 20.0]
-    res = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, eps, lams, n_seeds=6, rng=np.random.default_rng(0))
+    res = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, eps, lams=lams, n_seeds=6, rng=np.random.default_rng(0))
     assert res.acc_output.shape == (3, 2, 6)
     # Thm 2.8 needs lam >= 2 beta / eps = 0.5 / eps: infeasible exactly there.
     infeasible = np.array([[lam < 0.5 / e for lam in lams] for e in eps])
@@ -171,11 +171,11 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
     # Noise scales: the analytic Gaussian mechanism at sensitivity L/lambda.
     for i, e in enumerate(eps):
         for j, lam in enumerate(lams):
-            sens = output_perturbation_sensitivity(logistic, lam, 1.0, tol=1e-10)
-            assert res.sigma_output[i, j] == pytest.approx(float(gaussian_sigma(e, DELTA, sens)), rel=1e-9)
+            sens = output_perturbation_sensitivity(logistic, lam=lam, norm_bound=1.0, tol=1e-10)
+            assert res.sigma_output[i, j] == pytest.approx(float(gaussian_sigma(e, DELTA, sensitivity=sens)), rel=1e-9)
     # At eps = 1e4 the noise is negligible: both match the non-private minimizer.
     for j, lam in enumerate(lams):
-        base = np.mean(np.where(Xte @ erm_fit_nonprivate(Xtr, ytr, logistic, lam) >= 0, 1, -1) == yte)
+        base = np.mean(np.where(Xte @ erm_fit_nonprivate(Xtr, ytr, logistic, lam=lam) >= 0, 1, -1) == yte)
         assert res.acc_nonprivate[j] == pytest.approx(base)
         np.testing.assert_allclose(res.acc_output[2, j], base, atol=0.01)
         np.testing.assert_allclose(res.acc_objpert[2, j], base, atol=0.01)
@@ -183,7 +183,7 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
     assert abs(res.acc_output[0, 0].mean() - 0.5) < 0.15
     lam_best, mean, std = res.best("objpert")
     assert lam_best[0] == 20.0  # the only feasible lambda at eps = 0.05
-    none = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, [0.05], [1.0], n_seeds=2).best("objpert")
+    none = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, [0.05], lams=[1.0], n_seeds=2).best("objpert")
     assert all(np.isnan(v[0]) for v in none)  # no feasible lambda at all
     assert mean.shape == (3,) and np.all(std >= 0)
     lam_out, mean_out, _ = res.best("output")
@@ -196,17 +196,17 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
 def test_accuracy_vs_epsilon_common_random_numbers_and_validation():
     rng = np.random.default_rng(9)
     Xtr, ytr, _, _ = _separable(100, 3, rng)
-    a = ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=3, rng=np.random.default_rng(1))
-    b = ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=3, rng=np.random.default_rng(1))
+    a = ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], lams=[1.0], n_seeds=3, rng=np.random.default_rng(1))
+    b = ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], lams=[1.0], n_seeds=3, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(a.acc_objpert, b.acc_objpert)
     with pytest.raises(ValueError, match="norm"):
-        ov.accuracy_vs_epsilon(2 * Xtr, ytr, Xtr, ytr, [1.0], [1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(2 * Xtr, ytr, Xtr, ytr, [1.0], lams=[1.0], n_seeds=1)
     with pytest.raises(ValueError, match="y_test"):
-        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, 0 * ytr, [1.0], [1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, 0 * ytr, [1.0], lams=[1.0], n_seeds=1)
     with pytest.raises(ValueError, match="epsilons"):
-        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [], [1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [], lams=[1.0], n_seeds=1)
     with pytest.raises(ValueError, match="lams"):
-        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], [-1.0], n_seeds=1)
+        ov.accuracy_vs_epsilon(Xtr, ytr, Xtr, ytr, [1.0], lams=[-1.0], n_seeds=1)
 
 
 # ------------------------------------------------------------ exact-density check
@@ -218,7 +218,7 @@ def test_density_mass_squared_loss_closed_form():
     X = np.array([[0.5], [-0.8], [0.1]])
     y = np.array([0.3, -0.2, 1.0])
     lam, sigma = 0.7, 0.4
-    m = ex.objpert_density_mass(X, y, squared, lam, sigma, tail=1e-10)
+    m = ex.objpert_density_mass(X, y, squared, lam=lam, sigma=sigma, tail=1e-10)
     assert m.mass == pytest.approx(1.0, abs=1e-12) and m.tail_bound <= 1e-10 * (1 + 1e-9)
     a = float(X[:, 0] @ X[:, 0]) + lam
     sd = sigma / a
@@ -231,13 +231,13 @@ def test_density_mass_logistic_2d_and_validation():
     rng = np.random.default_rng(3)
     X = ds.normalize_rows(rng.standard_normal((12, 2)))
     y = np.where(rng.random(12) < 0.5, 1.0, -1.0)
-    m = ex.objpert_density_mass(X, y, logistic, 1.0, 0.8, panels=32, order=8)
+    m = ex.objpert_density_mass(X, y, logistic, lam=1.0, sigma=0.8, panels=32, order=8)
     assert abs(m.mass - 1.0) <= 1e-9 and abs(m.mass - m.mass_coarse) <= 1e-9
     assert m.n_evaluations == (32 * 8) ** 2
     # A coarser rule is visibly less accurate on a peaked density: the check has power.
-    peaked = ex.objpert_density_mass(X, y, logistic, 0.05, 0.05, panels=2, order=2)
+    peaked = ex.objpert_density_mass(X, y, logistic, lam=0.05, sigma=0.05, panels=2, order=2)
     assert abs(peaked.mass - 1.0) > 1e-3
     with pytest.raises(ValueError, match="columns"):
-        ex.objpert_density_mass(np.ones((3, 3)) / 2, np.ones(3), logistic, 1.0, 1.0)
+        ex.objpert_density_mass(np.ones((3, 3)) / 2, np.ones(3), logistic, lam=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="panels"):
-        ex.objpert_density_mass(X, y, logistic, 1.0, 1.0, panels=5)
+        ex.objpert_density_mass(X, y, logistic, lam=1.0, sigma=1.0, panels=5)

@@ -43,7 +43,7 @@ def test_analyze_gauss_symmetric_with_stated_entry_variances(variant):
     rng = np.random.default_rng(11)
     d, sigma, n = 4, 0.7, 20000
     H = np.array([[2.0, 0.3, 0.0, 0.1], [0.3, 1.0, 0.2, 0.0], [0.0, 0.2, 3.0, 0.5], [0.1, 0.0, 0.5, 1.5]])
-    out = np.stack([ag.analyze_gauss(H, sigma, variant=variant, rng=rng) for _ in range(n)])
+    out = np.stack([ag.analyze_gauss(H, sigma=sigma, variant=variant, rng=rng) for _ in range(n)])
     assert np.array_equal(out, np.swapaxes(out, -1, -2))
     noise = out - H
     iu = np.triu_indices(d)
@@ -101,20 +101,20 @@ def test_upper_sensitivity_attains_frobenius_for_diagonal():
 def test_theorem17_epsilon_formula_and_validity():
     f, s, dl = np.array([0.1, 0.25, 1.0]), 0.5, 1e-5
     expected = f**2 / (4 * s**2) + f * math.sqrt(2 * math.log(1 / dl)) / (math.sqrt(2) * s)
-    eps = ag.analyze_gauss_pdp_epsilon(f, s, dl)
+    eps = ag.analyze_gauss_pdp_epsilon(f, sigma=s, delta=dl)
     np.testing.assert_allclose(eps, expected, rtol=1e-14)
     # the bound is valid: the tight delta of the Gaussian mechanism at that eps is <= delta
-    assert np.all(gaussian_delta(eps, f / math.sqrt(2), s) <= dl)
-    np.testing.assert_allclose(ag.analyze_gauss_dp_epsilon(0.25, s, dl, variant="upper"),
+    assert np.all(gaussian_delta(eps, sensitivity=f / math.sqrt(2), sigma=s) <= dl)
+    np.testing.assert_allclose(ag.analyze_gauss_dp_epsilon(0.25, sigma=s, delta=dl, variant="upper"),
                                0.25**2 / (2 * s**2) + 0.25 * math.sqrt(2 * math.log(1 / dl)) / s)
 
 
 def test_sigma_calibration_inverts_and_goe_saves_sqrt2():
     eps, dl, beta = 0.8, 1e-6, 0.25
-    s_goe = ag.analyze_gauss_sigma(eps, dl, beta)
-    s_up = ag.analyze_gauss_sigma(eps, dl, beta, variant="upper")
-    assert ag.analyze_gauss_dp_epsilon(beta, s_goe, dl) == pytest.approx(eps, rel=1e-12)
-    assert ag.analyze_gauss_dp_epsilon(beta, s_up, dl, variant="upper") == pytest.approx(eps, rel=1e-12)
+    s_goe = ag.analyze_gauss_sigma(eps, dl, beta=beta)
+    s_up = ag.analyze_gauss_sigma(eps, dl, beta=beta, variant="upper")
+    assert ag.analyze_gauss_dp_epsilon(beta, sigma=s_goe, delta=dl) == pytest.approx(eps, rel=1e-12)
+    assert ag.analyze_gauss_dp_epsilon(beta, sigma=s_up, delta=dl, variant="upper") == pytest.approx(eps, rel=1e-12)
     assert s_goe == pytest.approx(s_up / math.sqrt(2), rel=1e-12)
 
 
@@ -125,7 +125,7 @@ def test_privacy_loss_is_gaussian_mechanism_loss():
     x = np.array([0.6, 0.0, 0.8])
     Hp = H + 0.25 * np.outer(x, x)
     out = H + goe.goe_matrix(d, sigma=sigma, size=200000, rng=rng)
-    loss = ag.analyze_gauss_privacy_loss(out, H, Hp, sigma)
+    loss = ag.analyze_gauss_privacy_loss(out, H, Hp, sigma=sigma)
     mu = (0.25 / math.sqrt(2)) ** 2 / (2 * sigma**2)      # Delta^2 / (2 sigma^2), Delta = ||H_x||_F / sqrt(2)
     se_mean = math.sqrt(2 * mu / loss.size)
     assert abs(loss.mean() - mu) < 4.5 * se_mean
@@ -154,9 +154,9 @@ def test_cdf_matches_multiprecision_reference(d, points):
     # a grid spanning the lower tail, the bulk and the upper tail
     ps = np.array([1e-30, 1e-8, 1e-3, 0.2, 0.5, 0.9])[: max(points - 3, 2)]
     qs = np.array([1e-4, 4.2325e-6, 1e-14])
-    xs = np.concatenate([goe.goe_lambda1_quantile(ps, d), goe.goe_lambda1_isf(qs, d)])
-    F = goe.goe_lambda1_cdf(xs, d)
-    S = goe.goe_lambda1_sf(xs, d)
+    xs = np.concatenate([goe.goe_lambda1_quantile(ps, d=d), goe.goe_lambda1_isf(qs, d=d)])
+    F = goe.goe_lambda1_cdf(xs, d=d)
+    S = goe.goe_lambda1_sf(xs, d=d)
     for x, f, s in zip(xs, F, S, strict=False):
         ref = goe_lambda1_cdf_mpmath(float(x), d)
         assert abs(f - float(ref)) <= 1e-10                       # the issue's bar (absolute)
@@ -194,15 +194,15 @@ def test_closed_forms_d1_d2_sympy():
     with mp.workdps(60):                                       # the closed forms cancel in the lower tail
         ref1 = [float(f1(mp.mpf(float(v)))) for v in xs]
         ref2 = [float(f2(mp.mpf(float(v)))) for v in xs]
-    np.testing.assert_allclose(goe.goe_lambda1_cdf(xs, 1), ref1, rtol=1e-12, atol=0)
-    np.testing.assert_allclose(goe.goe_lambda1_cdf(xs, 2), ref2, rtol=1e-11, atol=0)
-    np.testing.assert_allclose(goe.goe_lambda1_sf(xs, 1), stats.norm.sf(xs / math.sqrt(2)), rtol=1e-12)
+    np.testing.assert_allclose(goe.goe_lambda1_cdf(xs, d=1), ref1, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(goe.goe_lambda1_cdf(xs, d=2), ref2, rtol=1e-11, atol=0)
+    np.testing.assert_allclose(goe.goe_lambda1_sf(xs, d=1), stats.norm.sf(xs / math.sqrt(2)), rtol=1e-12)
 
 
 def _check_against_empirical(lam: np.ndarray, d: int) -> None:
     n = lam.size
     xs = np.quantile(lam, np.linspace(0.002, 0.998, 41))
-    F = goe.goe_lambda1_cdf(xs, d)
+    F = goe.goe_lambda1_cdf(xs, d=d)
     emp = np.searchsorted(np.sort(lam), xs, side="right") / n
     assert np.max(np.abs(emp - F) / np.sqrt(F * (1 - F) / n)) < 4.0
 
@@ -220,7 +220,7 @@ def test_cdf_agrees_with_monte_carlo_d50():
     # with lambda_max <= x decided by Sturm counts; and 10^5 dense goe_matrix draws.
     d, n = 50, 10**5
     rng = np.random.default_rng(150)
-    xs = goe.goe_lambda1_quantile(np.linspace(0.002, 0.998, 41), d)
+    xs = goe.goe_lambda1_quantile(np.linspace(0.002, 0.998, 41), d=d)
     a = rng.normal(0.0, math.sqrt(2.0), size=(n, d))
     b2 = rng.chisquare(np.arange(d - 1, 0, -1), size=(n, d - 1))
     all_below = np.ones((n, xs.size), dtype=bool)
@@ -229,7 +229,7 @@ def test_cdf_agrees_with_monte_carlo_d50():
     for k in range(1, d):
         q = a[:, k:k + 1] - xs[None, :] - b2[:, k - 1:k] / q
         all_below &= q < 0
-    F = goe.goe_lambda1_cdf(xs, d)
+    F = goe.goe_lambda1_cdf(xs, d=d)
     assert np.max(np.abs(all_below.mean(axis=0) - F) / np.sqrt(F * (1 - F) / n)) < 4.0
     lam = np.concatenate([np.linalg.eigvalsh(goe.goe_matrix(d, size=10**4, rng=rng))[:, -1] for _ in range(10)])
     _check_against_empirical(lam, d)
@@ -240,9 +240,9 @@ def test_cdf_monotone_in_unit_interval_and_tails_finite(d):
     xs = np.concatenate([[-np.inf], np.linspace(-150, 150, 301), 2 * math.sqrt(d) + np.linspace(-3, 6, 91),
                          [np.inf]])
     xs.sort()
-    F = goe.goe_lambda1_cdf(xs, d)
-    S = goe.goe_lambda1_sf(xs, d)
-    lF = goe.goe_lambda1_logcdf(xs, d)
+    F = goe.goe_lambda1_cdf(xs, d=d)
+    S = goe.goe_lambda1_sf(xs, d=d)
+    lF = goe.goe_lambda1_logcdf(xs, d=d)
     assert not np.any(np.isnan(F)) and not np.any(np.isnan(S)) and not np.any(np.isnan(lF))
     assert np.all((F >= 0) & (F <= 1) & (S >= 0) & (S <= 1))
     assert np.all(np.diff(F) >= 0) and np.all(np.diff(S) <= 0)
@@ -259,9 +259,9 @@ def test_pdf_is_derivative_of_cdf():
         xs = np.linspace(-2 * math.sqrt(d) - 2, 2 * math.sqrt(d) + 5, 23)
         h = 1e-5
         lower = xs < 2 * math.sqrt(d) - 1
-        fd = np.where(lower, (goe.goe_lambda1_cdf(xs + h, d) - goe.goe_lambda1_cdf(xs - h, d)) / (2 * h),
-                      (goe.goe_lambda1_sf(xs - h, d) - goe.goe_lambda1_sf(xs + h, d)) / (2 * h))
-        np.testing.assert_allclose(goe.goe_lambda1_pdf(xs, d), fd, rtol=1e-6, atol=1e-13)
+        fd = np.where(lower, (goe.goe_lambda1_cdf(xs + h, d=d) - goe.goe_lambda1_cdf(xs - h, d=d)) / (2 * h),
+                      (goe.goe_lambda1_sf(xs - h, d=d) - goe.goe_lambda1_sf(xs + h, d=d)) / (2 * h))
+        np.testing.assert_allclose(goe.goe_lambda1_pdf(xs, d=d), fd, rtol=1e-6, atol=1e-13)
         # and it is a density: mean and spread from it are sane
         mean, sd = goe.goe_lambda1_mean_std(d)
         assert sd > 0 and abs(mean - 2 * math.sqrt(d)) < 2.5
@@ -274,7 +274,7 @@ def test_large_d_self_consistency():
         lp_herm, _, _ = goe._lambda1_eval(np.array([x]), d)
         lp_adapt, _, _ = goe._adaptive(d, -np.inf, x)
         assert abs(lp_herm[0] - lp_adapt) < 1e-9
-    F = goe.goe_lambda1_cdf(np.linspace(20, 40, 41), d)
+    F = goe.goe_lambda1_cdf(np.linspace(20, 40, 41), d=d)
     assert np.all(np.diff(F) >= 0) and F[0] < 1e-50 and F[-1] == 1.0
 
 
@@ -285,47 +285,47 @@ def test_large_d_self_consistency():
 def test_quantiles_invert_to_1e10():
     for d in (1, 3, 10, 50):
         xs = np.array([2 * math.sqrt(d) - 3, 2 * math.sqrt(d), 2 * math.sqrt(d) + 3, 2 * math.sqrt(d) + 6])
-        F = goe.goe_lambda1_cdf(xs, d)
-        S = goe.goe_lambda1_sf(xs, d)
+        F = goe.goe_lambda1_cdf(xs, d=d)
+        S = goe.goe_lambda1_sf(xs, d=d)
         ok = F < 0.999
-        np.testing.assert_allclose(goe.goe_lambda1_quantile(F[ok], d), xs[ok], atol=1e-10, rtol=0)
-        np.testing.assert_allclose(goe.goe_lambda1_isf(S, d), xs, atol=1e-10, rtol=0)
+        np.testing.assert_allclose(goe.goe_lambda1_quantile(F[ok], d=d), xs[ok], atol=1e-10, rtol=0)
+        np.testing.assert_allclose(goe.goe_lambda1_isf(S, d=d), xs, atol=1e-10, rtol=0)
 
 
 def test_first_source_tau_is_in_chiani_normalization():
     d = 50
-    tau = goe.goe_lambda1_isf(RHO_PAPER / 2, d)
+    tau = goe.goe_lambda1_isf(RHO_PAPER / 2, d=d)
     assert tau == pytest.approx(16.9705609141, abs=1e-9)
     # Chiani's normalization (off-diagonal variance 1/2): tau / sqrt(2) = 12, the source's value
-    assert tau * goe.goe_normalization_factor("chiani", d) == pytest.approx(12.0, abs=1e-4)
+    assert tau * goe.goe_normalization_factor("chiani", d=d) == pytest.approx(12.0, abs=1e-4)
     # with Alg 6's noise, tau = 12 is below the spectral edge 2 sqrt(50) = 14.1: it fails 99% of the time
-    assert goe.goe_lambda1_sf(12.0, d) > 0.99 and goe.goe_norm_sf(12.0, d) > 0.99
-    assert goe.goe_norm_bound(d, RHO_PAPER, sigma=2.0) == pytest.approx(2 * tau, rel=1e-14)
+    assert goe.goe_lambda1_sf(12.0, d=d) > 0.99 and goe.goe_norm_sf(12.0, d=d) > 0.99
+    assert goe.goe_norm_bound(d, rho=RHO_PAPER, sigma=2.0) == pytest.approx(2 * tau, rel=1e-14)
 
 
 def test_lemma20_union_bound_vs_exact_norm_law():
     for d in (1, 2, 5, 50):
         for rho in (1e-2, 1e-6):
-            t_union = goe.goe_norm_bound(d, rho)
-            t_exact = goe.goe_norm_bound(d, rho, method="exact")
+            t_union = goe.goe_norm_bound(d, rho=rho)
+            t_exact = goe.goe_norm_bound(d, rho=rho, method="exact")
             assert t_exact <= t_union
-            assert goe.goe_norm_sf(t_union, d) <= rho * (1 + 1e-12)
-            assert goe.goe_norm_sf(t_exact, d) == pytest.approx(rho, rel=1e-9)
+            assert goe.goe_norm_sf(t_union, d=d) <= rho * (1 + 1e-12)
+            assert goe.goe_norm_sf(t_exact, d=d) == pytest.approx(rho, rel=1e-9)
             # union bound: P(||G|| > tau) is between sf(tau) and 2 sf(tau)
-            s = goe.goe_lambda1_sf(t_union, d)
-            assert s <= goe.goe_norm_sf(t_union, d) <= 2 * s * (1 + 1e-12)
+            s = goe.goe_lambda1_sf(t_union, d=d)
+            assert s <= goe.goe_norm_sf(t_union, d=d) <= 2 * s * (1 + 1e-12)
 
 
 def test_norm_law_closed_form_d1_and_monte_carlo():
     xs = np.array([0.1, 0.7, 2.0, 5.0, 20.0])
-    np.testing.assert_allclose(goe.goe_norm_cdf(xs, 1), 2 * stats.norm.cdf(xs / math.sqrt(2)) - 1, rtol=1e-13)
-    np.testing.assert_allclose(goe.goe_norm_sf(xs, 1), 2 * stats.norm.sf(xs / math.sqrt(2)), rtol=1e-12)
+    np.testing.assert_allclose(goe.goe_norm_cdf(xs, d=1), 2 * stats.norm.cdf(xs / math.sqrt(2)) - 1, rtol=1e-13)
+    np.testing.assert_allclose(goe.goe_norm_sf(xs, d=1), 2 * stats.norm.sf(xs / math.sqrt(2)), rtol=1e-12)
     rng = np.random.default_rng(3)
     for d in (3, 8):
         n = 60000
         nrm = np.max(np.abs(np.linalg.eigvalsh(goe.goe_matrix(d, size=n, rng=rng))), axis=-1)
         xs = np.quantile(nrm, [0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99])
-        F = goe.goe_norm_cdf(xs, d)
+        F = goe.goe_norm_cdf(xs, d=d)
         emp = np.searchsorted(np.sort(nrm), xs, side="right") / n
         assert np.max(np.abs(emp - F) / np.sqrt(F * (1 - F) / n)) < 4.0
 
@@ -333,9 +333,9 @@ def test_norm_law_closed_form_d1_and_monte_carlo():
 def test_norm_bound_coverage_monte_carlo():
     rng = np.random.default_rng(8)
     d, sigma, rho, n = 6, 1.7, 0.05, 40000
-    tau = goe.goe_norm_bound(d, rho, sigma=sigma)
+    tau = goe.goe_norm_bound(d, rho=rho, sigma=sigma)
     nrm = np.max(np.abs(np.linalg.eigvalsh(goe.goe_matrix(d, sigma=sigma, size=n, rng=rng))), axis=-1)
-    p_exact = goe.goe_norm_sf(tau / sigma, d)
+    p_exact = goe.goe_norm_sf(tau / sigma, d=d)
     assert abs((nrm > tau).mean() - p_exact) < 4 * math.sqrt(p_exact * (1 - p_exact) / n)
     assert p_exact <= rho
 
@@ -344,9 +344,9 @@ def test_concentration_bound_is_valid_and_mean_below_edge():
     for d in (1, 5, 20, 50):
         mean, _ = goe.goe_lambda1_mean_std(d)
         assert mean <= 2 * math.sqrt(d)
-        b = goe.goe_norm_concentration_bound(d, 1e-6)
-        assert goe.goe_norm_sf(b, d) <= 1e-6
-        assert b >= goe.goe_norm_bound(d, 1e-6)
+        b = goe.goe_norm_concentration_bound(d, rho=1e-6)
+        assert goe.goe_norm_sf(b, d=d) <= 1e-6
+        assert b >= goe.goe_norm_bound(d, rho=1e-6)
 
 
 # ---------------------------------------------------------------------------
@@ -385,7 +385,7 @@ def test_tracy_widom_scaling_constants():
     gaps = np.array(gaps)
     assert np.all(np.diff(gaps, axis=0) < 0) and np.all(gaps[-1] < 0.1)
     for p in (0.1, 0.5, 0.9):
-        assert abs(goe.goe_lambda1_quantile(p, 200) - goe.tracy_widom_approx_quantile(p, 200)) * 200 ** (1 / 6) < 0.1
+        assert abs(goe.goe_lambda1_quantile(p, d=200) - goe.tracy_widom_approx_quantile(p, d=200)) * 200 ** (1 / 6) < 0.1
     # simulation of the scaled largest eigenvalue agrees with the exact finite-d moments (d = 60)
     rng = np.random.default_rng(21)
     d = 60
@@ -418,13 +418,13 @@ def test_private_lambda_min_distribution_and_lower_bound_coverage():
     rng = np.random.default_rng(9)
     H = np.diag([3.0, 1.0, 2.0])
     sigma, rho, n = 0.4, 0.1, 20000
-    rel = np.array([ag.private_lambda_min(H, sigma, rng=rng) for _ in range(n)])
+    rel = np.array([ag.private_lambda_min(H, sigma=sigma, rng=rng) for _ in range(n)])
     assert stats.kstest((rel - 1.0) / sigma, "norm").pvalue > 1e-3
-    lb = ag.lambda_min_lower_bound(rel, sigma, rho)
+    lb = ag.lambda_min_lower_bound(rel, sigma=sigma, rho=rho)
     miss = (lb > 1.0).mean()
     assert abs(miss - rho / 2) < 4 * math.sqrt(rho / 2 / n)
-    eps = ag.lambda_min_pdp_epsilon(0.25, sigma, 1e-5)
-    assert gaussian_delta(eps, 0.25, sigma) <= 1e-5
+    eps = ag.lambda_min_pdp_epsilon(0.25, sigma=sigma, delta=1e-5)
+    assert gaussian_delta(eps, sensitivity=0.25, sigma=sigma) <= 1e-5
 
 
 # ---------------------------------------------------------------------------
@@ -435,27 +435,27 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="sigma"):
         goe.goe_matrix(3, sigma=0.0)
     with pytest.raises(ValueError, match="d"):
-        goe.goe_lambda1_cdf(1.0, 0)
+        goe.goe_lambda1_cdf(1.0, d=0)
     with pytest.raises(ValueError, match="d"):
-        goe.goe_lambda1_cdf(1.0, goe.D_MAX + 1)
+        goe.goe_lambda1_cdf(1.0, d=goe.D_MAX + 1)
     with pytest.raises(TypeError, match="d"):
-        goe.goe_lambda1_cdf(1.0, 2.5)
+        goe.goe_lambda1_cdf(1.0, d=2.5)
     with pytest.raises(ValueError, match="x"):
-        goe.goe_lambda1_cdf([1.0, np.nan], 3)
+        goe.goe_lambda1_cdf([1.0, np.nan], d=3)
     with pytest.raises(ValueError, match="p"):
-        goe.goe_lambda1_quantile(1.0, 3)
+        goe.goe_lambda1_quantile(1.0, d=3)
     with pytest.raises(ValueError, match="rho"):
-        goe.goe_norm_bound(3, 0.0)
+        goe.goe_norm_bound(3, rho=0.0)
     with pytest.raises(ValueError, match="delta"):
-        ag.analyze_gauss_pdp_epsilon(1.0, 1.0, 1.5)
+        ag.analyze_gauss_pdp_epsilon(1.0, sigma=1.0, delta=1.5)
     with pytest.raises(ValueError, match="symmetric"):
-        ag.analyze_gauss(np.array([[1.0, 2.0], [0.0, 1.0]]), 1.0)
+        ag.analyze_gauss(np.array([[1.0, 2.0], [0.0, 1.0]]), sigma=1.0)
     with pytest.raises(ValueError, match="variant"):
-        ag.analyze_gauss(np.eye(2), 1.0, variant="lower")
+        ag.analyze_gauss(np.eye(2), sigma=1.0, variant="lower")
     with pytest.raises(TypeError, match="rng"):
         goe.goe_matrix(2, rng=1.0)
     with pytest.raises(ValueError, match="normalization"):
-        goe.goe_normalization_factor("wigner", 3)
+        goe.goe_normalization_factor("wigner", d=3)
 
 
 # ---------------------------------------------------------------------------
@@ -476,7 +476,7 @@ def test_audit_alg6_worst_case_pair(variant):
     sens = float(ag.analyze_gauss_sensitivity(Hx, variant=variant))
     assert sens == pytest.approx(beta / math.sqrt(2) if variant == "goe" else beta)
     eps = np.array([0.0, 0.25, 0.5, 1.0, 1.5])
-    claimed = gaussian_delta(eps, sens, sigma)
+    claimed = gaussian_delta(eps, sensitivity=sens, sigma=sigma)
 
     def sampler(center, scale):
         def draw(m, g):
@@ -486,7 +486,7 @@ def test_audit_alg6_worst_case_pair(variant):
         return draw
 
     def statistic(outputs):
-        return ag.analyze_gauss_privacy_loss(outputs, H, Hp, sigma, variant=variant)
+        return ag.analyze_gauss_privacy_loss(outputs, H, Hp, sigma=sigma, variant=variant)
 
     res = audit_delta_curve(sampler(H, sigma), sampler(Hp, sigma), statistic, eps, eps, claimed,
                             n_samples=400000, rng=rng)
@@ -527,8 +527,8 @@ def test_norm_bound_beyond_the_exact_range_is_valid_and_within_ten_percent():
     rng = np.random.default_rng(11)
     norms = _tridiagonal_extremes(d, 300, rng)
     for rho in (0.05, 0.01):
-        bound = float(goe.goe_norm_bound(d, rho))
-        assert bound == pytest.approx(float(goe.goe_norm_isf(rho, d)))
+        bound = float(goe.goe_norm_bound(d, rho=rho))
+        assert bound == pytest.approx(float(goe.goe_norm_isf(rho, d=d)))
         # valid: the empirical exceedance is at most rho (binomial, 99.9% one-sided)
         k = int(np.sum(norms > bound))
         assert k <= stats.binom.ppf(0.999, norms.size, rho)
@@ -536,8 +536,8 @@ def test_norm_bound_beyond_the_exact_range_is_valid_and_within_ten_percent():
         q_upper = float(np.quantile(norms, 1.0 - rho / 4))
         assert bound <= 1.10 * q_upper, (rho, bound, q_upper)
     # Tracy-Widom helpers accept any d
-    assert np.isfinite(goe.tracy_widom_approx_quantile(0.5, 5000))
-    assert 0.0 < float(goe.tracy_widom_approx_cdf(2 * math.sqrt(5000), 5000)) < 1.0
+    assert np.isfinite(goe.tracy_widom_approx_quantile(0.5, d=5000))
+    assert 0.0 < float(goe.tracy_widom_approx_cdf(2 * math.sqrt(5000), d=5000)) < 1.0
 
 
 def test_the_ten_percent_check_fails_for_a_loose_bound():
@@ -551,6 +551,6 @@ def test_the_ten_percent_check_fails_for_a_loose_bound():
 def test_exact_law_at_d_512_matches_the_tridiagonal_model():
     d = 512
     norms = _tridiagonal_extremes(d, 300, np.random.default_rng(13))
-    med = float(goe.goe_norm_isf(0.5, d))
+    med = float(goe.goe_norm_isf(0.5, d=d))
     frac = float(np.mean(norms > med))
     assert abs(frac - 0.5) < 4 * math.sqrt(0.25 / norms.size)

@@ -28,6 +28,7 @@ from pdpkit.objpert import (
     ex_post_pdp_terms,
     objpert_epsilon_classic,
     objpert_fit,
+    objpert_hessian,
     objpert_log_density,
     objpert_sigma_classic,
     pdp_bound_data_independent,
@@ -56,18 +57,18 @@ def test_ex_post_pdp_equals_exact_log_density_ratio(loss, d):
     rng = np.random.default_rng(10 + d)
     n, lam, sigma = 15, 0.6, 0.8
     X, y = _data(rng, n, d, loss, scale=2.0)
-    res = objpert_fit(X, y, loss, lam, sigma, rng=rng)
-    logp = objpert_log_density(res.theta, X, y, loss, lam, sigma)
+    res = objpert_fit(X, y, loss, lam=lam, sigma=sigma, rng=rng, norm_bound=None)
+    logp = objpert_log_density(res.theta, X, y, loss, lam=lam, sigma=sigma)
     # members: removal, one at a time, all vectorized in one call
     signed = ex_post_pdp(res, X, y, X, y, member=True, signed=True)
-    ref = np.array([logp - objpert_log_density(res.theta, np.delete(X, i, 0), np.delete(y, i), loss, lam, sigma)
+    ref = np.array([logp - objpert_log_density(res.theta, np.delete(X, i, 0), np.delete(y, i), loss, lam=lam, sigma=sigma)
                     for i in range(n)])
     np.testing.assert_allclose(signed, ref, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ex_post_pdp(res, X, y, X, y, member=True), np.abs(ref), rtol=0, atol=1e-9)
     # non-members: addition
     Z, yz = _data(rng, 6, d, loss, scale=3.0)
     signed = ex_post_pdp(res, X, y, Z, yz, member=False, signed=True)
-    ref = np.array([logp - objpert_log_density(res.theta, np.vstack([X, Z[j]]), np.append(y, yz[j]), loss, lam, sigma)
+    ref = np.array([logp - objpert_log_density(res.theta, np.vstack([X, Z[j]]), np.append(y, yz[j]), loss, lam=lam, sigma=sigma)
                     for j in range(len(yz))])
     np.testing.assert_allclose(signed, ref, rtol=0, atol=1e-9)
     # the terms add up and epsilon is the absolute value
@@ -84,15 +85,15 @@ def test_ex_post_pdp_exact_density_property(seed, d, n, lam, sigma, loss_i):
     loss = [logistic, robust_log][loss_i]
     rng = np.random.default_rng(seed)
     X, y = _data(rng, n, d, loss, scale=3.0)
-    res = objpert_fit(X, y, loss, lam, sigma, rng=rng)
-    logp = objpert_log_density(res.theta, X, y, loss, lam, sigma)
+    res = objpert_fit(X, y, loss, lam=lam, sigma=sigma, rng=rng, norm_bound=None)
+    logp = objpert_log_density(res.theta, X, y, loss, lam=lam, sigma=sigma)
     i = int(rng.integers(n))
     rem = ex_post_pdp(res, X, y, X[i], y[i], member=True, signed=True)
-    ref = logp - objpert_log_density(res.theta, np.delete(X, i, 0), np.delete(y, i), loss, lam, sigma)
+    ref = logp - objpert_log_density(res.theta, np.delete(X, i, 0), np.delete(y, i), loss, lam=lam, sigma=sigma)
     assert rem == pytest.approx(ref, abs=1e-9)
     zx, zy = _data(rng, 1, d, loss, scale=3.0)
     add = ex_post_pdp(res, X, y, zx[0], zy[0], member=False, signed=True)
-    ref = logp - objpert_log_density(res.theta, np.vstack([X, zx]), np.append(y, zy), loss, lam, sigma)
+    ref = logp - objpert_log_density(res.theta, np.vstack([X, zx]), np.append(y, zy), loss, lam=lam, sigma=sigma)
     assert add == pytest.approx(ref, abs=1e-9)
 
 
@@ -103,7 +104,7 @@ def test_density_integrates_to_one_and_matches_closed_form_cdf_d1(loss):
     lam, sigma = 0.5, 1.5
 
     def pdf(t):
-        return float(np.exp(objpert_log_density(np.array([t]), X, y, loss, lam, sigma)))
+        return float(np.exp(objpert_log_density(np.array([t]), X, y, loss, lam=lam, sigma=sigma)))
 
     total, _ = si.quad(pdf, -np.inf, np.inf, epsabs=1e-12, epsrel=1e-12, limit=200)
     assert total == pytest.approx(1.0, abs=1e-9)
@@ -120,12 +121,12 @@ def test_density_integrates_to_one_d2():
     lam, sigma = 1.0, 1.0
     # ||theta^P - theta*|| <= ||b|| / lam (strong convexity): the mass is within 9 sigma/lam of
     # the non-private minimizer. Gauss-Legendre tensor grid on that box.
-    center = erm_fit_nonprivate(X, y, logistic, lam)
+    center = erm_fit_nonprivate(X, y, logistic, lam=lam)
     nodes, weights = np.polynomial.legendre.leggauss(240)
     half = 9.0 * sigma / lam
     T1, T2 = np.meshgrid(center[0] + nodes * half, center[1] + nodes * half, indexing="ij")
     w = weights * half
-    dens = np.exp(objpert_log_density(np.stack([T1, T2], axis=-1), X, y, logistic, lam, sigma))
+    dens = np.exp(objpert_log_density(np.stack([T1, T2], axis=-1), X, y, logistic, lam=lam, sigma=sigma))
     assert dens.shape == (240, 240)
     assert float(w @ dens @ w) == pytest.approx(1.0, abs=1e-9)
 
@@ -135,7 +136,7 @@ def test_mechanism_samples_follow_the_density_d1():
     rng = np.random.default_rng(5)
     X, y = _data(rng, 6, 1, logistic, scale=2.0)
     lam, sigma = 0.4, 1.0
-    thetas = np.array([objpert_fit(X, y, logistic, lam, sigma, rng=rng).theta[0] for _ in range(600)])
+    thetas = np.array([objpert_fit(X, y, logistic, lam=lam, sigma=sigma, rng=rng, norm_bound=None).theta[0] for _ in range(600)])
 
     def cdf(t):
         t = np.asarray(t, dtype=float)
@@ -148,7 +149,7 @@ def test_mechanism_samples_follow_the_density_d1():
 def test_log_density_empty_data_is_gaussian_and_vectorized():
     lam, sigma = 2.0, 0.7
     th = np.random.default_rng(6).normal(size=(4, 5, 3))
-    got = objpert_log_density(th, np.zeros((0, 3)), np.zeros(0), logistic, lam, sigma)
+    got = objpert_log_density(th, np.zeros((0, 3)), np.zeros(0), logistic, lam=lam, sigma=sigma)
     assert got.shape == (4, 5)
     ref = stats.multivariate_normal(mean=np.zeros(3), cov=(sigma / lam) ** 2 * np.eye(3)).logpdf(th)
     np.testing.assert_allclose(got, ref, rtol=1e-12)
@@ -160,7 +161,7 @@ def test_solver_reaches_tol_and_matches_scipy(loss):
     rng = np.random.default_rng(7)
     X, y = _data(rng, 300, 6, loss, scale=3.0)
     lam, sigma = 0.3, 2.0
-    res = objpert_fit(X, y, loss, lam, sigma, rng=rng)
+    res = objpert_fit(X, y, loss, lam=lam, sigma=sigma, rng=rng, norm_bound=None)
     g = _perturbed_grad(X, y, loss, lam, res.b, res.theta)
     assert np.linalg.norm(g) == pytest.approx(res.grad_norm, rel=1e-6, abs=1e-13)
     assert res.grad_norm <= res.grad_tol
@@ -188,20 +189,20 @@ def test_large_n_solver_paths_agree():
     rng = np.random.default_rng(8)
     X, y = _data(rng, 20_000, 12, logistic, scale=3.0)
     b = rng.normal(size=12)
-    a = objpert_fit(X, y, logistic, 0.5, 1.0, b=b)
-    c = objpert_fit(X, y, logistic, 0.5, 1.0, b=b, method="newton-cg")
+    a = objpert_fit(X, y, logistic, lam=0.5, sigma=1.0, b=b, norm_bound=None)
+    c = objpert_fit(X, y, logistic, lam=0.5, sigma=1.0, b=b, method="newton-cg", norm_bound=None)
     assert a.method == "newton" and c.method == "newton-cg"
     np.testing.assert_allclose(a.theta, c.theta, atol=1e-9)
     assert a.grad_norm <= a.grad_tol and c.grad_norm <= c.grad_tol
     Xs, ys = _data(rng, 500, 4, squared)
-    cf = objpert_fit(Xs, ys, squared, 1.0, 1.0, b=b[:4])
-    nt = objpert_fit(Xs, ys, squared, 1.0, 1.0, b=b[:4], method="newton")
+    cf = objpert_fit(Xs, ys, squared, lam=1.0, sigma=1.0, b=b[:4], norm_bound=None)
+    nt = objpert_fit(Xs, ys, squared, lam=1.0, sigma=1.0, b=b[:4], method="newton", norm_bound=None)
     assert cf.method == "closed-form" and cf.n_iter == 0
     np.testing.assert_allclose(cf.theta, nt.theta, atol=1e-10)
     with pytest.raises(ValueError, match="closed-form"):
-        objpert_fit(Xs, np.sign(ys), logistic, 1.0, 1.0, method="closed-form")
+        objpert_fit(Xs, np.sign(ys), logistic, lam=1.0, sigma=1.0, method="closed-form", norm_bound=None)
     with pytest.raises(ValueError, match="method"):
-        objpert_fit(Xs, ys, squared, 1.0, 1.0, method="bfgs")
+        objpert_fit(Xs, ys, squared, lam=1.0, sigma=1.0, method="bfgs", norm_bound=None)
 
 
 def test_solver_hard_problems_still_exact():
@@ -210,14 +211,14 @@ def test_solver_hard_problems_still_exact():
     X = rng.normal(size=(n, d))
     w = rng.normal(size=d)
     y = np.sign(X @ w)  # separable: the minimizer is far out, only lam keeps it finite
-    res = objpert_fit(X, y, logistic, 1e-4, 1.0, rng=rng)
+    res = objpert_fit(X, y, logistic, lam=1e-4, sigma=1.0, rng=rng, norm_bound=None)
     assert res.grad_norm <= res.grad_tol
     X2 = X.copy()
     X2[:, -1] = 0.0
     X2[:3, -1] = 1.0  # a feature seen by three rows only
-    res2 = objpert_fit(X2, y, logistic, 1e-3, 1.0, rng=rng)
+    res2 = objpert_fit(X2, y, logistic, lam=1e-3, sigma=1.0, rng=rng, norm_bound=None)
     assert res2.grad_norm <= res2.grad_tol
-    huge_b = objpert_fit(X, y, Huber(0.01), 1.0, 1e4, rng=rng)
+    huge_b = objpert_fit(X, y, Huber(0.01), lam=1.0, sigma=1e4, rng=rng, norm_bound=None)
     assert huge_b.grad_norm <= huge_b.grad_tol
 
 
@@ -225,16 +226,16 @@ def test_solver_raises_instead_of_returning_an_inexact_point():
     rng = np.random.default_rng(10)
     X, y = _data(rng, 400, 5, logistic, scale=5.0)
     with pytest.raises(RuntimeError, match="did not converge"):
-        objpert_fit(X, y, logistic, 1e-3, 1.0, rng=rng, max_iter=1)
+        objpert_fit(X, y, logistic, lam=1e-3, sigma=1.0, rng=rng, max_iter=1, norm_bound=None)
     with pytest.raises(RuntimeError, match="tol"):
-        objpert_fit(X, y, logistic, 1e-3, 1.0, rng=rng, tol=1e-30)
+        objpert_fit(X, y, logistic, lam=1e-3, sigma=1.0, rng=rng, tol=1e-30, norm_bound=None)
 
 
 def test_result_repr_shows_no_internal_state():
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, size=(30, 3))
     y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
-    res = objpert_fit(X, y, logistic, 1.0, 1.0, rng=1)
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=1)
     text = repr(res)
     assert "theta=" in text and "lam=" in text
     for hidden in ("b=", "grad_norm=", "n=", "grad_tol=", "hessian_cholesky="):
@@ -244,8 +245,8 @@ def test_result_repr_shows_no_internal_state():
 def test_result_is_immutable_and_reproducible():
     rng = np.random.default_rng(11)
     X, y = _data(rng, 50, 3, logistic)
-    r1 = objpert_fit(X, y, logistic, 1.0, 1.0, rng=np.random.default_rng(1))
-    r2 = objpert_fit(X, y, logistic, 1.0, 1.0, rng=np.random.default_rng(1))
+    r1 = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=np.random.default_rng(1), norm_bound=None)
+    r2 = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=np.random.default_rng(1), norm_bound=None)
     np.testing.assert_array_equal(r1.theta, r2.theta)
     np.testing.assert_array_equal(r1.b, r2.b)
     with pytest.raises(ValueError):
@@ -257,7 +258,7 @@ def test_result_is_immutable_and_reproducible():
     assert r1.hessian_cholesky is None
     eps_without = ex_post_pdp(r1, X, y, X, y, member=True)
     assert r1.hessian_cholesky is None  # immutable: nothing is cached on the result
-    r3 = objpert_fit(X, y, logistic, 1.0, 1.0, rng=np.random.default_rng(1), keep_hessian=True)
+    r3 = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=np.random.default_rng(1), keep_hessian=True, norm_bound=None)
     L = r3.hessian_cholesky
     H = (X * logistic.d2(X @ r3.theta, y)[:, None]).T @ X + np.eye(3)
     np.testing.assert_allclose(L @ L.T, H, rtol=1e-12)
@@ -272,12 +273,12 @@ def test_erm_fit_nonprivate_matches_sklearn():
     rng = np.random.default_rng(12)
     X, y = _data(rng, 400, 5, logistic, scale=3.0)
     lam = 0.7
-    theta = erm_fit_nonprivate(X, y, logistic, lam)
+    theta = erm_fit_nonprivate(X, y, logistic, lam=lam)
     sk = LogisticRegression(C=1.0 / lam, fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y)
     np.testing.assert_allclose(theta, sk.coef_.ravel(), atol=1e-6)
     assert np.linalg.norm(_perturbed_grad(X, y, logistic, lam, 0.0, theta)) <= 1e-10 * 400 * np.max(np.linalg.norm(X, axis=1))
     Xs, ys = _data(rng, 100, 4, squared)
-    np.testing.assert_allclose(erm_fit_nonprivate(Xs, ys, squared, 2.0),
+    np.testing.assert_allclose(erm_fit_nonprivate(Xs, ys, squared, lam=2.0),
                                np.linalg.solve(Xs.T @ Xs + 2.0 * np.eye(4), Xs.T @ ys), atol=1e-12)
 
 
@@ -299,7 +300,7 @@ def _reference_ex_post(res, X, y, x, yz, member):
 def test_vectorized_equals_per_target_reference():
     rng = np.random.default_rng(13)
     X, y = _data(rng, 80, 7, logistic, scale=3.0)
-    res = objpert_fit(X, y, logistic, 0.2, 0.5, rng=rng)
+    res = objpert_fit(X, y, logistic, lam=0.2, sigma=0.5, rng=rng, norm_bound=None)
     Z, yz = _data(rng, 30, 7, logistic, scale=3.0)
     targets = np.vstack([X[:30], Z])
     labels = np.concatenate([y[:30], yz])
@@ -320,9 +321,10 @@ def test_removal_guard_and_data_mismatch():
     rng = np.random.default_rng(14)
     X = np.c_[rng.normal(size=(40, 1)), np.zeros((40, 1))]
     y = squared.check_labels(rng.normal(size=40))
-    res = objpert_fit(X, y, squared, 0.1, 1.0, rng=rng)
-    # "removing" a point that is not in D, with x^T H^-1 x f'' >= 1 along the empty direction
-    with pytest.raises(ValueError, match="really in D"):
+    res = objpert_fit(X, y, squared, lam=0.1, sigma=1.0, rng=rng, norm_bound=None)
+    # "removing" a point that is not in D (x^T H^-1 x f'' >= 1 along the empty direction): the
+    # membership check names it before the non-convexity guard is reached
+    with pytest.raises(ValueError, match=r"target_x\[0\].*not a record of \(X, y\)"):
         ex_post_pdp(res, X, y, np.array([[0.0, 1.0]]), np.array([0.0]), member=True)
     # adding it is fine
     assert np.isfinite(ex_post_pdp(res, X, y, np.array([[0.0, 1.0]]), np.array([0.0]), member=False)).all()
@@ -335,7 +337,7 @@ def test_removal_guard_and_data_mismatch():
 def test_ex_post_pdp_general_equals_glm_and_recursive_product():
     rng = np.random.default_rng(15)
     X, y = _data(rng, 60, 4, robust_log, scale=3.0)
-    res = objpert_fit(X, y, robust_log, 0.3, 0.7, rng=rng)
+    res = objpert_fit(X, y, robust_log, lam=0.3, sigma=0.7, rng=rng, norm_bound=None)
     Z, yz = _data(rng, 10, 4, robust_log, scale=3.0)
     targets = np.vstack([X[:10], Z])
     labels = np.concatenate([y[:10], yz])
@@ -379,7 +381,7 @@ def test_thm8_log_term_dominates_always():
         d = 1 + trial % 4
         X, y = _data(rng, 30, d, loss, scale=2.0)
         lam = float(rng.uniform(0.5, 5.0))
-        res = objpert_fit(X, y, loss, lam, 1.0, rng=rng)
+        res = objpert_fit(X, y, loss, lam=lam, sigma=1.0, rng=rng, norm_bound=None)
         Z, yz = _data(rng, 20, d, loss, scale=2.0)
         for tx, ty, mem in ((X, y, True), (Z, yz, False)):
             terms = ex_post_pdp_terms(res, X, y, tx, ty, member=mem)
@@ -394,11 +396,11 @@ def test_thm8_log_term_dominates_always():
             c1 = np.abs(loss.d1(tx @ res.theta, ty))
             rest = (c1**2 * np.einsum("ij,ij->i", tx, tx) / 2 + c1 * np.abs(tx).sum(1) * math.sqrt(2 * math.log(2 * d / rho)))
             for flag, first in ((False, paper), (True, sharp)):
-                bound = pdp_bound_data_independent(loss, tx, lam, 1.0, rho, theta=res.theta, target_y=ty, sharp=flag)
+                bound = pdp_bound_data_independent(loss, tx, lam=lam, sigma=1.0, rho=rho, theta=res.theta, target_y=ty, sharp=flag)
                 np.testing.assert_allclose(bound - rest, first, rtol=1e-10, atol=1e-12)
             # the worst-case constants dominate the output-dependent ones
-            worst = pdp_bound_data_independent(loss, tx, lam, 1.0, rho, sharp=True)
-            assert np.all(worst >= pdp_bound_data_independent(loss, tx, lam, 1.0, rho, theta=res.theta, target_y=ty,
+            worst = pdp_bound_data_independent(loss, tx, lam=lam, sigma=1.0, rho=rho, sharp=True)
+            assert np.all(worst >= pdp_bound_data_independent(loss, tx, lam=lam, sigma=1.0, rho=rho, theta=res.theta, target_y=ty,
                                                               sharp=True) - 1e-12)
 
 
@@ -412,10 +414,10 @@ def test_thm9_holds_with_probability_at_least_one_minus_rho():
     runs, fails, implied = 400, 0, 0
     thr = sigma * math.sqrt(2 * math.log(2 * d / rho))
     for _ in range(runs):
-        res = objpert_fit(X, y, logistic, lam, sigma, rng=rng)
+        res = objpert_fit(X, y, logistic, lam=lam, sigma=sigma, rng=rng, norm_bound=None)
         eps = np.r_[ex_post_pdp(res, X, y, X, y, member=True), ex_post_pdp(res, X, y, Z, yz, member=False)]
-        bound = np.r_[pdp_bound_data_independent(logistic, X, lam, sigma, rho, theta=res.theta, target_y=y),
-                      pdp_bound_data_independent(logistic, Z, lam, sigma, rho, theta=res.theta, target_y=yz)]
+        bound = np.r_[pdp_bound_data_independent(logistic, X, lam=lam, sigma=sigma, rho=rho, theta=res.theta, target_y=y),
+                      pdp_bound_data_independent(logistic, Z, lam=lam, sigma=sigma, rho=rho, theta=res.theta, target_y=yz)]
         failed = bool(np.any(eps > bound + 1e-12))
         fails += failed
         # deterministic part: on the event ||b||_inf <= thr the bound must hold
@@ -429,20 +431,20 @@ def test_thm9_holds_with_probability_at_least_one_minus_rho():
 def test_bound_vectorization_and_edge_cases():
     rng = np.random.default_rng(18)
     tx = rng.normal(size=(7, 3))
-    vec = pdp_bound_data_independent(logistic, tx, 1.0, 2.0, 0.05)
-    one = [pdp_bound_data_independent(logistic, x, 1.0, 2.0, 0.05) for x in tx]
+    vec = pdp_bound_data_independent(logistic, tx, lam=1.0, sigma=2.0, rho=0.05)
+    one = [pdp_bound_data_independent(logistic, x, lam=1.0, sigma=2.0, rho=0.05) for x in tx]
     np.testing.assert_allclose(vec, one, rtol=1e-15)
     assert isinstance(one[0], float)
     # beta ||x||^2 >= lam: the paper's log term is infinite, the sharp one is finite
-    assert math.isinf(pdp_bound_data_independent(logistic, [4.0, 0.0, 0.0], 1.0, 2.0, 0.05))
-    assert math.isfinite(pdp_bound_data_independent(logistic, [4.0, 0.0, 0.0], 1.0, 2.0, 0.05, sharp=True))
-    assert math.isinf(pdp_bound_data_independent(squared, [0.1, 0.0, 0.0], 1.0, 2.0, 0.05))
+    assert math.isinf(pdp_bound_data_independent(logistic, [4.0, 0.0, 0.0], lam=1.0, sigma=2.0, rho=0.05))
+    assert math.isfinite(pdp_bound_data_independent(logistic, [4.0, 0.0, 0.0], lam=1.0, sigma=2.0, rho=0.05, sharp=True))
+    assert math.isinf(pdp_bound_data_independent(squared, [0.1, 0.0, 0.0], lam=1.0, sigma=2.0, rho=0.05))
     with pytest.raises(ValueError, match="rho"):
-        pdp_bound_data_independent(logistic, tx, 1.0, 2.0, 1.0)
+        pdp_bound_data_independent(logistic, tx, lam=1.0, sigma=2.0, rho=1.0)
     with pytest.raises(ValueError, match="target_y"):
-        pdp_bound_data_independent(logistic, tx, 1.0, 2.0, 0.1, theta=np.zeros(3))
+        pdp_bound_data_independent(logistic, tx, lam=1.0, sigma=2.0, rho=0.1, theta=np.zeros(3))
     with pytest.raises(ValueError, match="target_y"):
-        pdp_bound_data_independent(logistic, tx, 1.0, 2.0, 0.1, theta=np.zeros(3), target_y=np.zeros(7))
+        pdp_bound_data_independent(logistic, tx, lam=1.0, sigma=2.0, rho=0.1, theta=np.zeros(3), target_y=np.zeros(7))
 
 
 # --------------------------------------------------------------- classic (eps, delta)
@@ -451,7 +453,7 @@ def test_classic_epsilon_kifer_form_and_sigma_round_trip():
     for _ in range(50):
         L, beta = float(rng.uniform(0.1, 2)), float(rng.uniform(0.05, 1))
         lam, sigma, delta = float(rng.uniform(0.1, 50)), float(rng.uniform(0.5, 50)), float(10 ** rng.uniform(-9, -2))
-        eps = objpert_epsilon_classic(L, beta, lam, sigma, delta)
+        eps = objpert_epsilon_classic(delta, L=L, beta=beta, lam=lam, sigma=sigma)
         # both conditions of Thm 2.8 hold at eps, and one of them is tight
         assert lam >= 2 * beta / eps * (1 - 1e-12)
         need = L * math.sqrt(8 * math.log(2 / delta) + 4 * eps) / eps
@@ -459,17 +461,17 @@ def test_classic_epsilon_kifer_form_and_sigma_round_trip():
         assert min(lam - 2 * beta / eps, sigma - need) == pytest.approx(0.0, abs=1e-9 * max(lam, sigma))
         # sigma_classic inverts it when the Gaussian condition is the binding one
         if lam > 2 * beta / eps * (1 + 1e-9):
-            assert objpert_sigma_classic(eps, delta, L, beta, lam) == pytest.approx(sigma, rel=1e-9)
+            assert objpert_sigma_classic(eps, delta, L=L, beta=beta, lam=lam) == pytest.approx(sigma, rel=1e-9)
         # the lecture's form is never larger
-        lec = objpert_epsilon_classic(L, beta, lam, sigma, delta, form="lecture")
+        lec = objpert_epsilon_classic(delta, L=L, beta=beta, lam=lam, sigma=sigma, form="lecture")
         assert lec <= eps
-        assert objpert_sigma_classic(lec, delta, L, beta, lam, form="lecture") == pytest.approx(sigma, rel=1e-9)
+        assert objpert_sigma_classic(lec, delta, L=L, beta=beta, lam=lam, form="lecture") == pytest.approx(sigma, rel=1e-9)
     with pytest.raises(ValueError, match="lam"):
-        objpert_sigma_classic(0.5, 1e-5, 1.0, 1.0, 1.0)  # needs lam >= 2 beta / eps = 4
+        objpert_sigma_classic(0.5, 1e-5, L=1.0, beta=1.0, lam=1.0)  # needs lam >= 2 beta / eps = 4
     with pytest.raises(ValueError, match="lam"):
-        objpert_sigma_classic(0.01, 1e-5, 1.0, 1.0, 1.0, form="lecture")
+        objpert_sigma_classic(0.01, 1e-5, L=1.0, beta=1.0, lam=1.0, form="lecture")
     with pytest.raises(ValueError, match="form"):
-        objpert_epsilon_classic(1, 1, 1, 1, 1e-5, form="other")
+        objpert_epsilon_classic(1e-5, L=1, beta=1, lam=1, sigma=1, form="other")
 
 
 def test_lecture_guarantee_privacy_loss_tail_by_simulation():
@@ -483,11 +485,11 @@ def test_lecture_guarantee_privacy_loss_tail_by_simulation():
     # each neighbouring pair separately: remove X[0] or X[1]; add a unit vector with either label
     Z = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.6, -0.8], [0.6, -0.8]])
     yz = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
-    eps = objpert_epsilon_classic(logistic.lipschitz, logistic.smoothness, lam, sigma, delta, form="lecture")
+    eps = objpert_epsilon_classic(delta, L=logistic.lipschitz, beta=logistic.smoothness, lam=lam, sigma=sigma, form="lecture")
     runs = 400
     over = np.zeros(8, dtype=int)
     for _ in range(runs):
-        res = objpert_fit(X, y, logistic, lam, sigma, rng=rng, norm_bound=1.0)
+        res = objpert_fit(X, y, logistic, lam=lam, sigma=sigma, rng=rng, norm_bound=1.0)
         loss_rm = ex_post_pdp(res, X, y, X[:2], y[:2], member=True, signed=True)
         loss_add = ex_post_pdp(res, X, y, Z, yz, member=False, signed=True)
         over += np.r_[loss_rm, loss_add] > eps
@@ -501,9 +503,9 @@ def test_output_perturbation_sensitivity_is_LR_over_lambda_not_its_square_root()
     # nearly L R / lam, which exceeds sqrt(L R / lam), the lecture's (slipped) bound, when L R > lam.
     lam = 0.1
     x = np.array([[1.0, 0.0]])
-    theta = erm_fit_nonprivate(x, np.array([1e3]), robust_log, lam)
-    move = float(np.linalg.norm(theta - erm_fit_nonprivate(np.zeros((0, 2)), np.zeros(0), robust_log, lam)))
-    sens = output_perturbation_sensitivity(robust_log, lam, 1.0)
+    theta = erm_fit_nonprivate(x, np.array([1e3]), robust_log, lam=lam)
+    move = float(np.linalg.norm(theta - erm_fit_nonprivate(np.zeros((0, 2)), np.zeros(0), robust_log, lam=lam)))
+    sens = output_perturbation_sensitivity(robust_log, lam=lam, norm_bound=1.0)
     assert sens == pytest.approx(1.0 / lam)
     assert math.sqrt(1.0 / lam) < move <= sens
     assert move == pytest.approx(sens, rel=1e-6)
@@ -512,9 +514,9 @@ def test_output_perturbation_sensitivity_is_LR_over_lambda_not_its_square_root()
     for _ in range(20):
         X, y = _data(rng, 15, 3, logistic, scale=3.0)
         X /= np.maximum(1, np.linalg.norm(X, axis=1))[:, None]
-        a = erm_fit_nonprivate(X, y, logistic, 0.5)
-        b = erm_fit_nonprivate(X[1:], y[1:], logistic, 0.5)
-        assert np.linalg.norm(a - b) <= output_perturbation_sensitivity(logistic, 0.5)
+        a = erm_fit_nonprivate(X, y, logistic, lam=0.5)
+        b = erm_fit_nonprivate(X[1:], y[1:], logistic, lam=0.5)
+        assert np.linalg.norm(a - b) <= output_perturbation_sensitivity(logistic, lam=0.5)
 
 
 def test_output_perturbation_fit():
@@ -523,48 +525,49 @@ def test_output_perturbation_fit():
     rng = np.random.default_rng(22)
     X, y = _data(rng, 200, 4, logistic)
     X /= np.maximum(1, np.linalg.norm(X, axis=1))[:, None]
-    out = output_perturbation_fit(X, y, logistic, 2.0, 1.0, 1e-5, rng=np.random.default_rng(0))
+    out = output_perturbation_fit(X, y, logistic, 1.0, 1e-5, lam=2.0, rng=np.random.default_rng(0))
     assert out.sensitivity == pytest.approx(0.5 * (1 + 2e-10))
-    assert out.sigma == pytest.approx(float(gaussian_sigma(1.0, 1e-5, out.sensitivity)))
-    theta_hat = erm_fit_nonprivate(X, y, logistic, 2.0)
+    assert out.sigma == pytest.approx(float(gaussian_sigma(1.0, 1e-5, sensitivity=out.sensitivity)))
+    theta_hat = erm_fit_nonprivate(X, y, logistic, lam=2.0)
     noise = np.random.default_rng(0).normal(0.0, out.sigma, size=4)
     np.testing.assert_allclose(out.theta, theta_hat + noise, atol=1e-9)
     with pytest.raises(ValueError, match="norm_bound"):
-        output_perturbation_fit(2 * X, y, logistic, 2.0, 1.0, 1e-5)
+        output_perturbation_fit(2 * X, y, logistic, 1.0, 1e-5, lam=2.0)
     with pytest.raises(ValueError, match="unbounded gradient"):
-        output_perturbation_fit(X, y, squared, 2.0, 1.0, 1e-5)
+        output_perturbation_fit(X, y, squared, 1.0, 1e-5, lam=2.0)
     with pytest.raises(ValueError, match="delta"):
-        output_perturbation_fit(X, y, logistic, 2.0, 1.0, 0.0)
+        output_perturbation_fit(X, y, logistic, 1.0, 0.0, lam=2.0)
     with pytest.raises(ValueError, match="eps"):
-        output_perturbation_fit(X, y, logistic, 2.0, -1.0, 1e-5)
+        output_perturbation_fit(X, y, logistic, -1.0, 1e-5, lam=2.0)
 
 
 # -------------------------------------------------------------------- validation
 def test_invalid_inputs_name_the_parameter():
     rng = np.random.default_rng(23)
     X, y = _data(rng, 20, 3, logistic)
-    res = objpert_fit(X, y, logistic, 1.0, 1.0, rng=rng)
+    X = X / np.linalg.norm(X, axis=1).max()  # inside the default norm_bound=1
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng)
     bad_X = X.copy()
     bad_X[0, 0] = np.nan
     cases = [
-        (lambda: objpert_fit(bad_X, y, logistic, 1.0, 1.0), ValueError, r"\bX\b.*finite"),
-        (lambda: objpert_fit(X[0], y, logistic, 1.0, 1.0), ValueError, r"\bX\b.*dimension"),
-        (lambda: objpert_fit(X, y[:-1], logistic, 1.0, 1.0), ValueError, r"\by\b.*one label per row"),
-        (lambda: objpert_fit(X, np.zeros(20), logistic, 1.0, 1.0), ValueError, r"\by\b.*-1 and \+1"),
-        (lambda: objpert_fit(X, y, logistic, 0.0, 1.0), ValueError, r"\blam\b.*> 0"),
-        (lambda: objpert_fit(X, y, logistic, -1.0, 1.0), ValueError, r"\blam\b"),
-        (lambda: objpert_fit(X, y, logistic, np.nan, 1.0), ValueError, r"\blam\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 0.0), ValueError, r"\bsigma\b.*> 0"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, np.inf), ValueError, r"\bsigma\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, b=np.ones(2)), ValueError, r"\bb\b.*shape"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, b=[np.nan] * 3), ValueError, r"\bb\b.*finite"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, tol=0.0), ValueError, r"\btol\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, tol=0.5), ValueError, r"\btol\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, max_iter=0), ValueError, r"\bmax_iter\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, max_iter=2.5), TypeError, r"\bmax_iter\b"),
-        (lambda: objpert_fit(X, y, logistic, 1.0, 1.0, rng=1.5), TypeError, r"\brng\b"),
-        (lambda: objpert_fit(X, y, "hinge", 1.0, 1.0), ValueError, r"\bloss\b"),
-        (lambda: objpert_fit(3 * X, y, logistic, 1.0, 1.0, norm_bound=1.0), ValueError, r"\bnorm_bound\b"),
+        (lambda: objpert_fit(bad_X, y, logistic, lam=1.0, sigma=1.0), ValueError, r"\bX\b.*finite"),
+        (lambda: objpert_fit(X[0], y, logistic, lam=1.0, sigma=1.0), ValueError, r"\bX\b.*dimension"),
+        (lambda: objpert_fit(X, y[:-1], logistic, lam=1.0, sigma=1.0), ValueError, r"\by\b.*one label per row"),
+        (lambda: objpert_fit(X, np.zeros(20), logistic, lam=1.0, sigma=1.0), ValueError, r"\by\b.*-1 and \+1"),
+        (lambda: objpert_fit(X, y, logistic, lam=0.0, sigma=1.0), ValueError, r"\blam\b.*> 0"),
+        (lambda: objpert_fit(X, y, logistic, lam=-1.0, sigma=1.0), ValueError, r"\blam\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=np.nan, sigma=1.0), ValueError, r"\blam\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=0.0), ValueError, r"\bsigma\b.*> 0"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=np.inf), ValueError, r"\bsigma\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, b=np.ones(2)), ValueError, r"\bb\b.*shape"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, b=[np.nan] * 3), ValueError, r"\bb\b.*finite"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, tol=0.0), ValueError, r"\btol\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, tol=0.5), ValueError, r"\btol\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, max_iter=0), ValueError, r"\bmax_iter\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, max_iter=2.5), TypeError, r"\bmax_iter\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=1.5), TypeError, r"\brng\b"),
+        (lambda: objpert_fit(X, y, "hinge", lam=1.0, sigma=1.0), ValueError, r"\bloss\b"),
+        (lambda: objpert_fit(3 * X, y, logistic, lam=1.0, sigma=1.0, norm_bound=1.0), ValueError, r"\bnorm_bound\b"),
         (lambda: ex_post_pdp(res, X, y, X[:, :2], y, member=True), ValueError, r"\btarget_x\b.*shape"),
         (lambda: ex_post_pdp(res, X, y, X, y[:-1], member=True), ValueError, r"\btarget_y\b"),
         (lambda: ex_post_pdp(res, X, y, X, np.zeros(20), member=True), ValueError, r"\btarget_y\b.*-1 and \+1"),
@@ -575,17 +578,128 @@ def test_invalid_inputs_name_the_parameter():
         (lambda: ex_post_pdp(res, bad_X, y, X, y, member=True), ValueError, r"\bX\b.*finite"),
         (lambda: ex_post_pdp_general(res, X, y, np.ones(2), np.eye(2), member=True), ValueError, r"\btarget_grad\b"),
         (lambda: ex_post_pdp_general(res, X, y, np.ones(3), np.eye(2), member=True), ValueError, r"\btarget_hessian\b"),
-        (lambda: objpert_log_density(np.zeros(2), X, y, logistic, 1.0, 1.0), ValueError, r"\btheta\b"),
-        (lambda: objpert_log_density(np.zeros(3), X, y, logistic, 1.0, -1.0), ValueError, r"\bsigma\b"),
-        (lambda: pdp_bound_data_independent(logistic, X, 0.0, 1.0, 0.1), ValueError, r"\blam\b"),
-        (lambda: pdp_bound_data_independent(logistic, X, 1.0, 0.0, 0.1), ValueError, r"\bsigma\b"),
-        (lambda: objpert_epsilon_classic(1.0, 0.25, 1.0, 1.0, 1.5), ValueError, r"\bdelta\b"),
-        (lambda: objpert_epsilon_classic(0.0, 0.25, 1.0, 1.0, 1e-5), ValueError, r"\bL\b"),
-        (lambda: objpert_epsilon_classic(1.0, -0.25, 1.0, 1.0, 1e-5), ValueError, r"\bbeta\b"),
-        (lambda: objpert_sigma_classic(0.0, 1e-5, 1.0, 0.25, 1.0), ValueError, r"\beps\b"),
-        (lambda: erm_fit_nonprivate(X, y, logistic, 0.0), ValueError, r"\blam\b"),
-        (lambda: output_perturbation_sensitivity(logistic, 1.0, -1.0), ValueError, r"\bnorm_bound\b"),
+        (lambda: objpert_log_density(np.zeros(2), X, y, logistic, lam=1.0, sigma=1.0), ValueError, r"\btheta\b"),
+        (lambda: objpert_log_density(np.zeros(3), X, y, logistic, lam=1.0, sigma=-1.0), ValueError, r"\bsigma\b"),
+        (lambda: pdp_bound_data_independent(logistic, X, lam=0.0, sigma=1.0, rho=0.1), ValueError, r"\blam\b"),
+        (lambda: pdp_bound_data_independent(logistic, X, lam=1.0, sigma=0.0, rho=0.1), ValueError, r"\bsigma\b"),
+        (lambda: objpert_epsilon_classic(1.5, L=1.0, beta=0.25, lam=1.0, sigma=1.0), ValueError, r"\bdelta\b"),
+        (lambda: objpert_epsilon_classic(1e-5, L=0.0, beta=0.25, lam=1.0, sigma=1.0), ValueError, r"\bL\b"),
+        (lambda: objpert_epsilon_classic(1e-5, L=1.0, beta=-0.25, lam=1.0, sigma=1.0), ValueError, r"\bbeta\b"),
+        (lambda: objpert_sigma_classic(0.0, 1e-5, L=1.0, beta=0.25, lam=1.0), ValueError, r"\beps\b"),
+        (lambda: erm_fit_nonprivate(X, y, logistic, lam=0.0), ValueError, r"\blam\b"),
+        (lambda: output_perturbation_sensitivity(logistic, lam=1.0, norm_bound=-1.0), ValueError, r"\bnorm_bound\b"),
     ]
     for call, exc, pattern in cases:
         with pytest.raises(exc, match=pattern):
             call()
+
+
+# ------------------------------------------------ norm bound, Hessian, membership
+def test_norm_bound_default_is_enforced_and_recorded():
+    rng = np.random.default_rng(31)
+    X, y = _data(rng, 30, 3, logistic)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)  # every row on the unit sphere
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    assert res.norm_bound == 1.0
+    assert "norm_bound=1.0" in repr(res)
+    # rounding on the sphere is accepted; a row 1e-9 beyond is not, and the message names it
+    Xo = X.copy()
+    Xo[7] *= 1.0 + 1e-9
+    Xo[12] *= 1.5
+    with pytest.raises(ValueError, match=r"norm_bound=1\b.*row 12 has norm 1\.5\b"):
+        objpert_fit(Xo, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    Xo[12] /= 1.5
+    with pytest.raises(ValueError, match=r"row 7 has norm 1\.000000001\b"):
+        objpert_fit(Xo, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    assert objpert_fit(X * (1.0 + 1e-13), y, logistic, lam=1.0, sigma=1.0, rng=0).norm_bound == 1.0
+    # a larger bound is recorded; None must be asked for and is recorded as None
+    assert objpert_fit(1.9 * X, y, logistic, lam=1.0, sigma=1.0, rng=0, norm_bound=2.0).norm_bound == 2.0
+    with pytest.raises(ValueError, match="norm_bound"):
+        objpert_fit(3 * X, y, logistic, lam=1.0, sigma=1.0, rng=0)
+    free = objpert_fit(3 * X, y, logistic, lam=1.0, sigma=1.0, rng=0, norm_bound=None)
+    assert free.norm_bound is None
+    # the check changes nothing else: same noise, same minimizer
+    np.testing.assert_array_equal(objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=0, norm_bound=None).theta,
+                                  res.theta)
+    with pytest.raises(ValueError, match="norm_bound"):
+        objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, norm_bound=0.0)
+
+
+@pytest.mark.parametrize("loss", [logistic, huber, squared])
+def test_objpert_hessian_is_the_jacobian_of_the_gradient(loss):
+    rng = np.random.default_rng(32)
+    X, y = _data(rng, 40, 4, loss, scale=2.0)
+    lam = 0.7
+    res = objpert_fit(X, y, loss, lam=lam, sigma=0.5, rng=rng, norm_bound=None, keep_hessian=True)
+    H = objpert_hessian(res, X, y)
+    assert H.shape == (4, 4)
+    np.testing.assert_array_equal(H, H.T)
+    # independent reference: central differences of the analytic gradient of J at theta
+    def grad(th):
+        return X.T @ loss.d1(X @ th, y) + lam * th
+
+    h = 1e-5
+    num = np.column_stack([(grad(res.theta + h * e) - grad(res.theta - h * e)) / (2 * h) for e in np.eye(4)])
+    np.testing.assert_allclose(H, num, rtol=1e-6, atol=1e-6)
+    # and it is the matrix whose Cholesky factor the fit kept
+    L = res.hessian_cholesky
+    np.testing.assert_allclose(L @ L.T, H, rtol=1e-12, atol=1e-12)
+    assert np.linalg.eigvalsh(H).min() >= lam * (1 - 1e-12)
+    # test the tester: the Hessian at another point differs from the difference quotient at theta
+    assert not np.allclose(H, num + np.outer(X[0], X[0]), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="not the data set"):
+        objpert_hessian(res, X + 0.1, y)
+    with pytest.raises(TypeError, match="result"):
+        objpert_hessian("fit", X, y)
+
+
+def test_member_targets_must_be_records_of_the_data():
+    rng = np.random.default_rng(33)
+    X, y = _data(rng, 50, 3, logistic)
+    X[5, 1] = 0.0
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng, norm_bound=None)
+    # members given in any order, repeated, with -0.0 for 0.0: accepted
+    idx = np.array([5, 0, 49, 5, 17])
+    tx = X[idx].copy()
+    tx[0, 1] = -0.0
+    eps = ex_post_pdp(res, X, y, tx, y[idx], member=True)
+    assert np.all(np.isfinite(eps))
+    # a mixed call: non-members may be anything
+    Z, yz = _data(rng, 4, 3, logistic)
+    mixed = ex_post_pdp(res, X, y, np.r_[X[:3], Z], np.r_[y[:3], yz], member=np.r_[[True] * 3, [False] * 4])
+    np.testing.assert_allclose(mixed[:3], ex_post_pdp(res, X, y, X[:3], y[:3], member=True), rtol=1e-13)
+    # a member target that is not a record: the message names target_x and its index
+    bad_x = np.r_[X[:3], Z[:1], X[3:4]]
+    bad_y = np.r_[y[:3], yz[:1], y[3:4]]
+    for fn in (ex_post_pdp, ex_post_pdp_terms):
+        with pytest.raises(ValueError, match=r"target_x\[3\].*not a record of \(X, y\)"):
+            fn(res, X, y, bad_x, bad_y, member=True)
+    # the right row with the wrong label is not a record either
+    with pytest.raises(ValueError, match=r"target_x\[1\]"):
+        ex_post_pdp(res, X, y, X[:2], np.r_[y[0], -y[1]], member=True)
+    # a row that differs in the last bit is not a record
+    near = X[10].copy()
+    near[2] = np.nextafter(near[2], np.inf)
+    with pytest.raises(ValueError, match=r"target_x\[0\]"):
+        ex_post_pdp(res, X, y, near, y[10], member=True)
+    # the same targets as non-members are fine
+    assert np.all(np.isfinite(ex_post_pdp(res, X, y, bad_x, bad_y, member=False)))
+
+
+def test_member_check_is_exact_under_hash_collisions(monkeypatch):
+    # every record given the same hash: the check must fall back to comparing records exactly
+    import pdpkit.objpert as objpert_module
+
+    rng = np.random.default_rng(34)
+    X, y = _data(rng, 60, 3, logistic)
+    X /= np.linalg.norm(X, axis=1).max()
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng)
+    real = objpert_module._records
+    monkeypatch.setattr(objpert_module, "_records", lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64)))
+    perm = rng.permutation(60)
+    eps = ex_post_pdp(res, X, y, X[perm], y[perm], member=True)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(eps, ex_post_pdp(res, X, y, X[perm], y[perm], member=True))
+    monkeypatch.setattr(objpert_module, "_records", lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64)))
+    with pytest.raises(ValueError, match=r"target_x\[1\]"):
+        ex_post_pdp(res, X, y, np.r_[X[:1], 0.5 * X[1:2]], y[:2], member=True)

@@ -115,7 +115,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
             res = amp_fit(X_train, y_train, logistic, lam=lam_a[i], sigma=sig_a[i], sigma_out=sigma_out,
                           tau=tau, clip=C, rng=gen)
             acc_a[i, j] = _accuracy(res.theta, X_test, y_test)
-    theta_np = erm_fit_nonprivate(X_train, y_train, logistic, 1e-3)
+    theta_np = erm_fit_nonprivate(X_train, y_train, logistic, lam=1e-3)
     return AMPComparison(epsilons=eps_arr, acc_dishonest=acc_d, acc_honest=acc_h, acc_amp=acc_a,
                          acc_nonprivate=_accuracy(theta_np, X_test, y_test), noise_dishonest=nm_d,
                          noise_honest=nm_h, amp_lambda=lam_a, amp_sigma=sig_a, select_mean=mu)

@@ -57,7 +57,7 @@ def _dp_epsilon(loss: GLMLoss, lam: float, sigma: float, delta: float, form: str
     """Classic DP epsilon of ObjPert for rows with norm <= 1; inf for an unbounded gradient."""
     if not math.isfinite(loss.lipschitz):
         return math.inf
-    return objpert_epsilon_classic(loss.lipschitz, loss.smoothness, lam, sigma, delta, form=form)
+    return objpert_epsilon_classic(delta, L=loss.lipschitz, beta=loss.smoothness, lam=lam, sigma=sigma, form=form)
 
 
 
@@ -123,13 +123,14 @@ class WorstCasePdp:
 def _one_worst_case(n: int, d: int, loss: GLMLoss, lam: float, sigma: float, rho: float,
                     rng: np.random.Generator) -> tuple[float, float, float, float, bool]:
     if loss.name == "logistic":
-        data = make_synthetic_logistic(n, d, rng=rng)
+        data = make_synthetic_logistic(n, d=d, rng=rng)
     else:
-        data = make_synthetic_regression(n, d, rng=rng)
-    fit = objpert_fit(data.X, data.y, loss, lam, sigma, rng=rng)
+        data = make_synthetic_regression(n, d=d, rng=rng)
+    fit = objpert_fit(data.X, data.y, loss, lam=lam, sigma=sigma, rng=rng)
     eps1 = ex_post_pdp_terms(fit, data.X, data.y, data.X, data.y, member=True).epsilon
-    bound = pdp_bound_data_independent(loss, data.X, lam, sigma, rho)
-    bound_out = pdp_bound_data_independent(loss, data.X, lam, sigma, rho, theta=fit.theta, target_y=data.y)
+    bound = pdp_bound_data_independent(loss, data.X, lam=lam, sigma=sigma, rho=rho)
+    bound_out = pdp_bound_data_independent(loss, data.X, lam=lam, sigma=sigma, rho=rho, theta=fit.theta,
+                                           target_y=data.y)
     return float(eps1.max()), float(eps1.mean()), float(bound.max()), float(bound_out.max()), bool(np.all(eps1 <= bound))
 
 
@@ -164,7 +165,7 @@ def _worst_case(parameter: str, values: Sequence[int], fixed: int, *, lam: float
     )
 
 
-def worst_case_pdp_vs_n(ns: Sequence[int], d: int, *, lam: float, sigma: float, rho: float = 0.05,
+def worst_case_pdp_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: float, rho: float = 0.05,
                         delta: float = 1e-5, n_repeats: int = 1, loss: str | GLMLoss = "logistic",
                         rng: np.random.Generator | None = None, dp_form: str = "kifer") -> WorstCasePdp:
     r"""Worst-case ex-post pDP over the data set as the size :math:`n` varies (Redberg & Wang 2021, Fig 4).
@@ -206,7 +207,7 @@ def worst_case_pdp_vs_n(ns: Sequence[int], d: int, *, lam: float, sigma: float, 
                        loss=loss, rng=rng, dp_form=dp_form)
 
 
-def worst_case_pdp_vs_d(ds: Sequence[int], n: int, *, lam: float, sigma: float, rho: float = 0.05,
+def worst_case_pdp_vs_d(ds: Sequence[int], *, n: int, lam: float, sigma: float, rho: float = 0.05,
                         delta: float = 1e-5, n_repeats: int = 1, loss: str | GLMLoss = "logistic",
                         rng: np.random.Generator | None = None, dp_form: str = "kifer") -> WorstCasePdp:
     r"""Worst-case ex-post pDP over the data set as the dimension :math:`d` varies (Redberg & Wang 2021, Fig 5).
@@ -255,7 +256,7 @@ class PdpDistribution:
     dataset: str
 
 
-def pdp_distribution(dataset: Dataset, loss: str | GLMLoss, lam: float, sigma: float, *, rho: float = 0.05,
+def pdp_distribution(dataset: Dataset, loss: str | GLMLoss, *, lam: float, sigma: float, rho: float = 0.05,
                      delta: float = 1e-5, rng: np.random.Generator | None = None,
                      dp_form: str = "kifer") -> PdpDistribution:
     r"""Run ObjPert on a data set and compute every member's ex-post pDP (Redberg & Wang 2021, Figs 7–8).
@@ -286,13 +287,14 @@ def pdp_distribution(dataset: Dataset, loss: str | GLMLoss, lam: float, sigma: f
     loss = _loss(loss)
     rho = float(check_probability(rho, "rho"))
     delta = float(check_probability(delta, "delta"))
-    fit = objpert_fit(dataset.X, dataset.y, loss, lam, sigma, rng=as_generator(rng))
+    fit = objpert_fit(dataset.X, dataset.y, loss, lam=lam, sigma=sigma, rng=as_generator(rng))
     terms = ex_post_pdp_terms(fit, dataset.X, dataset.y, dataset.X, dataset.y, member=True)
     if math.isfinite(loss.lipschitz):
-        indep = pdp_bound_data_independent(loss, dataset.X, fit.lam, fit.sigma, rho)
+        indep = pdp_bound_data_independent(loss, dataset.X, lam=fit.lam, sigma=fit.sigma, rho=rho)
     else:
         indep = np.full(dataset.n, np.inf)
-    outdep = pdp_bound_data_independent(loss, dataset.X, fit.lam, fit.sigma, rho, theta=fit.theta, target_y=dataset.y)
+    outdep = pdp_bound_data_independent(loss, dataset.X, lam=fit.lam, sigma=fit.sigma, rho=rho, theta=fit.theta,
+                                        target_y=dataset.y)
     return PdpDistribution(
         eps1=terms.epsilon, terms=terms, bound_data_independent=indep, bound_output_dependent=outdep,
         dp_eps=_dp_epsilon(loss, fit.lam, fit.sigma, delta, dp_form), fit=fit, rho=rho, delta=delta,
@@ -342,7 +344,7 @@ def _gauss_legendre_composite(a: float, b: float, panels: int, order: int) -> tu
     return nodes, weights
 
 
-def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma: float, *, tail: float = 1e-12,
+def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, *, lam: float, sigma: float, tail: float = 1e-12,
                          panels: int = 64, order: int = 10) -> DensityMass:
     r"""Integrate ObjPert's exact output density over :math:`\mathbb{R}^d`, :math:`d \in \{1, 2\}`.
 
@@ -390,7 +392,7 @@ def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma:
     if panels % 2:
         raise ValueError(f"panels must be even; got {panels}")
     order = check_int_at_least(order, "order", 1)
-    center = erm_fit_nonprivate(X, y, loss, lam, tol=1e-13) if X.shape[0] else np.zeros(d)
+    center = erm_fit_nonprivate(X, y, loss, lam=lam, tol=1e-13) if X.shape[0] else np.zeros(d)
     # chi^2_d upper quantile: P[chi2_d >= q] = tail.
     q = float(special.gammainccinv(d / 2.0, tail)) * 2.0
     radius = sigma * math.sqrt(q) / lam
@@ -405,7 +407,7 @@ def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, lam: float, sigma:
             g0, g1 = np.meshgrid(axes[0][0], axes[1][0], indexing="ij")
             pts = np.stack([g0.ravel(), g1.ravel()], axis=1)
             w = np.outer(axes[0][1], axes[1][1]).ravel()
-        logp = objpert_log_density(pts, X, y, loss, lam, sigma)
+        logp = objpert_log_density(pts, X, y, loss, lam=lam, sigma=sigma)
         return float(np.sum(w * np.exp(logp))), pts.shape[0]
 
     fine, n_eval = integrate(panels)

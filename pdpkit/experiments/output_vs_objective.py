@@ -103,7 +103,7 @@ def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, epsilons: Sequence[float],
-                        lams: Sequence[float], *, delta: float = 1e-5, n_seeds: int = 10,
+                        *, lams: Sequence[float], delta: float = 1e-5, n_seeds: int = 10,
                         loss: str | GLMLoss = "logistic", objpert_form: str = "kifer",
                         rng: np.random.Generator | None = None) -> AccuracyVsEpsilon:
     r"""Test accuracy of output perturbation vs ObjPert at equal :math:`(\epsilon, \delta)`, over :math:`\lambda`.
@@ -164,20 +164,23 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
     sig_obj = np.full((k, m), np.nan)
     acc_np = np.empty(m)
     for j, lam in enumerate(lam_arr):
-        acc_np[j] = _accuracy(erm_fit_nonprivate(Xtr, ytr, loss, lam), Xte, yte)[0]
+        acc_np[j] = _accuracy(erm_fit_nonprivate(Xtr, ytr, loss, lam=lam), Xte, yte)[0]
         for i, eps in enumerate(eps_arr):
             thetas = []
             for s in range(n_seeds):
-                res = output_perturbation_fit(Xtr, ytr, loss, lam, eps, delta, rng=np.random.default_rng(seeds[s, 0]))
+                res = output_perturbation_fit(Xtr, ytr, loss, eps, delta, lam=lam,
+                                              rng=np.random.default_rng(seeds[s, 0]))
                 thetas.append(res.theta)
             sig_out[i, j] = res.sigma
             acc_out[i, j] = _accuracy(np.array(thetas), Xte, yte)
             try:
-                sigma = objpert_sigma_classic(eps, delta, loss.lipschitz, loss.smoothness, lam, form=objpert_form)
+                sigma = objpert_sigma_classic(eps, delta, L=loss.lipschitz, beta=loss.smoothness, lam=lam,
+                                              form=objpert_form)
             except ValueError:
                 continue  # lam too small for this eps under the classic accounting
             sig_obj[i, j] = sigma
-            thetas = [objpert_fit(Xtr, ytr, loss, lam, sigma, rng=np.random.default_rng(seeds[s, 1]), norm_bound=1.0).theta
+            thetas = [objpert_fit(Xtr, ytr, loss, lam=lam, sigma=sigma, rng=np.random.default_rng(seeds[s, 1]),
+                                  norm_bound=1.0).theta
                       for s in range(n_seeds)]
             acc_obj[i, j] = _accuracy(np.array(thetas), Xte, yte)
     return AccuracyVsEpsilon(epsilons=eps_arr, lams=lam_arr, delta=delta, acc_output=acc_out, acc_objpert=acc_obj,

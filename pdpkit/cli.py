@@ -1,0 +1,318 @@
+r"""The ``pdpkit`` command line: fit a private model from a CSV, report, predict.
+
+::
+
+    pdpkit fit DATA.csv --label COL --epsilon E --delta D [--loss logistic|huber|robust_log]
+               [--norm-bound R] [--row-norm raise|clip] [--no-intercept]
+               [--report METHOD --report-epsilon E2 --report-delta D2] [--rho P] [--seed S]
+               --out RELEASE.json
+    pdpkit report RELEASE.json TARGETS.csv --label COL --out REPORT.csv [--plot PNG] [--uniform]
+    pdpkit predict RELEASE.json DATA.csv --out PRED.csv
+
+``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``, the default;
+exactly two label values, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
+(``huber``/``robust_log``; numeric labels) and writes the publishable release
+(:class:`pdpkit.objpert.Release`: the private coefficients, the public parameters, the
+guarantee and, with ``--report``, the report's noisy statistics) as JSON. ``report`` evaluates
+the released privacy report on any records, members or not, one output row per input row
+in input order. ``predict`` applies the released model. All columns but the label are
+features, in the order of the release. Bad input (a missing column, a non-number or NaN,
+a row beyond the norm bound under ``raise``, a third label) stops with a message naming
+the row and column and a non-zero exit, and writes no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["main", "read_csv"]
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | None = None,
+             label_required: bool = True) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+    """Read a CSV with a header: features as floats (validated), the label column as strings.
+
+    Raises :class:`CLIError` naming the file, the row (1-based data row, as a spreadsheet
+    shows it less the header) and the column for a missing column, an empty or non-numeric
+    cell, NaN or infinity.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            try:
+                header = [h.strip() for h in next(reader)]
+            except StopIteration:
+                raise CLIError(f"{path}: the file is empty (a header row is needed)") from None
+            rows = [r for r in reader if any(cell.strip() for cell in r)]
+    except OSError as exc:
+        raise CLIError(f"{path}: {exc.strerror or exc}") from None
+    if label is not None and label not in header:
+        if label_required:
+            raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
+        label = None
+    if feature_names is None:
+        feature_names = [h for h in header if h != label]
+    else:
+        missing = [f for f in feature_names if f not in header]
+        if missing:
+            raise CLIError(f"{path}: missing feature column(s) {', '.join(map(repr, missing))} of the release")
+    if not feature_names:
+        raise CLIError(f"{path}: no feature columns")
+    idx = [header.index(f) for f in feature_names]
+    X = np.empty((len(rows), len(idx)))
+    for i, r in enumerate(rows, start=1):
+        if len(r) != len(header):
+            raise CLIError(f"{path}: row {i} has {len(r)} cells, the header has {len(header)}")
+        for j, k in enumerate(idx):
+            cell = r[k].strip()
+            try:
+                v = float(cell)
+            except ValueError:
+                raise CLIError(f"{path}: row {i}, column {header[k]!r}: {cell!r} is not a number") from None
+            if not math.isfinite(v):
+                raise CLIError(f"{path}: row {i}, column {header[k]!r}: {cell!r} is not finite")
+            X[i - 1, j] = v
+    y = None
+    if label is not None:
+        li = header.index(label)
+        y = np.array([r[li].strip() for r in rows], dtype=object)
+        for i, v in enumerate(y, start=1):
+            if v == "":
+                raise CLIError(f"{path}: row {i}, column {label!r}: empty label")
+    if X.shape[0] == 0:
+        raise CLIError(f"{path}: no data rows")
+    return X, y, list(feature_names)
+
+
+def _labels_for(loss: str, y: np.ndarray, path: str, label: str) -> np.ndarray:
+    if loss == "logistic":
+        values = sorted(set(y.tolist()))
+        if len(values) != 2:
+            raise CLIError(f"{path}: column {label!r} must hold exactly two label values for --loss logistic; "
+                           f"found {len(values)}: {', '.join(map(repr, values[:5]))}{' ...' if len(values) > 5 else ''}")
+        return y.astype(str)
+    out = np.empty(y.shape[0])
+    for i, v in enumerate(y, start=1):
+        try:
+            out[i - 1] = float(v)
+        except ValueError:
+            raise CLIError(f"{path}: row {i}, column {label!r}: {v!r} is not a number (--loss {loss} "
+                           f"needs numeric labels)") from None
+        if not math.isfinite(out[i - 1]):
+            raise CLIError(f"{path}: row {i}, column {label!r}: {v!r} is not finite")
+    return out
+
+
+def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str) -> None:
+    if row_norm == "raise":
+        norms = np.linalg.norm(X, axis=1)
+        over = np.flatnonzero(norms > norm_bound * (1 + 1e-12))
+        if over.size:
+            i = int(over[0])
+            raise CLIError(f"{path}: row {i + 1} has Euclidean norm {norms[i]:.6g} > --norm-bound {norm_bound:g} "
+                           f"({over.size} such rows); rescale the features or pass --row-norm clip")
+
+
+def _write_atomic(path: str, text: str) -> None:
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".pdpkit-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _csv_text(header: list[str], rows: list[list[Any]]) -> str:
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _estimator_for(args: argparse.Namespace):
+    from .estimators import ObjPertClassifier, ObjPertRegressor
+
+    cls = ObjPertClassifier if args.loss == "logistic" else ObjPertRegressor
+    return cls(args.epsilon, args.delta, loss=args.loss, norm_bound=args.norm_bound, row_norm=args.row_norm,
+               fit_intercept=not args.no_intercept, report=args.report, report_epsilon=args.report_epsilon,
+               report_delta=args.report_delta, rho=args.rho, random_state=args.seed)
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    X, y, names = read_csv(args.data, label=args.label)
+    y = _labels_for(args.loss, y, args.data, args.label)
+    _check_rows(X, args.norm_bound, args.row_norm, args.data)
+    est = _estimator_for(args)
+    try:
+        import pandas as pd
+
+        est.fit(pd.DataFrame(X, columns=names), y)
+    except ImportError:  # pragma: no cover - pandas ships with the test extra
+        est.fit(X, y)
+    release = est.release_
+    text = release.to_json(indent=2)
+    _write_atomic(args.out, text + "\n")
+    g = est.privacy_spent()
+    print(f"wrote {args.out}: {len(names)} features, {g}")
+    return 0
+
+
+def _load_release(path: str):
+    from .objpert import Release
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return Release.from_json(fh.read())
+    except OSError as exc:
+        raise CLIError(f"{path}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise CLIError(f"{path}: not a pdpkit release ({exc})") from None
+
+
+def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarray:
+    from .estimators import prepare_rows
+
+    _check_rows(X, release.norm_bound, row_norm, path)
+    return prepare_rows(X, norm_bound=release.norm_bound, row_norm="clip", fit_intercept=release.fit_intercept)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import PrivacyReport
+
+    release = _load_release(args.release)
+    if release.report is None:
+        raise CLIError(f"{args.release}: the release carries no privacy report (fit it with --report METHOD)")
+    X, y, _ = read_csv(args.targets, label=args.label, feature_names=release.feature_names)
+    loss = release.loss
+    y = _labels_for(loss, y, args.targets, args.label) if loss != "logistic" else y.astype(str)
+    if loss == "logistic":
+        classes = [str(c) for c in release.classes]
+        bad = np.flatnonzero(~np.isin(y, classes))
+        if bad.size:
+            i = int(bad[0])
+            raise CLIError(f"{args.targets}: row {i + 1}, column {args.label!r}: {y[i]!r} is not one of the "
+                           f"release's labels {classes}")
+        ys = np.where(y == classes[1], 1.0, -1.0)
+    else:
+        ys = y
+    rows = _release_rows(release, X, args.row_norm or release.row_norm, args.targets)
+    report = PrivacyReport.from_dict(release.report)
+    bounds = np.asarray(report.epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
+    text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
+    if args.plot:
+        from . import plotting as pp
+        from .report import plot_report
+
+        pp.setup()
+        fig, _ = plot_report(bounds, kind="hist")
+        fig.savefig(args.plot, dpi=150, bbox_inches="tight")
+    _write_atomic(args.out, text)
+    print(f"wrote {args.out}: {bounds.size} bounds, median {np.median(bounds):.4g}, max {np.max(bounds):.4g} "
+          f"(each holds with probability >= {1 - report.rho:g})")
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    release = _load_release(args.release)
+    X, _, _ = read_csv(args.data, label=None, feature_names=release.feature_names, label_required=False)
+    scores = release.decision_function(X)
+    if release.loss == "logistic" and release.classes is not None:
+        labels = [release.classes[int(s > 0)] for s in scores]
+        rows = [[i + 1, lab, repr(float(s))] for i, (lab, s) in enumerate(zip(labels, scores, strict=True))]
+        text = _csv_text(["row", "prediction", "score"], rows)
+    else:
+        text = _csv_text(["row", "prediction"], [[i + 1, repr(float(s))] for i, s in enumerate(scores)])
+    _write_atomic(args.out, text)
+    print(f"wrote {args.out}: {scores.size} predictions")
+    return 0
+
+
+def _probability(text: str) -> float:
+    v = float(text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1); got {text}")
+    return v
+
+
+def _positive(text: str) -> float:
+    v = float(text)
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be > 0; got {text}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``pdpkit --help``)."""
+    p = argparse.ArgumentParser(prog="pdpkit", description="Private linear models by objective perturbation, "
+                                "with a tight guarantee and a publishable per-person privacy report.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    f = sub.add_parser("fit", help="fit a private model on a CSV and write the release (JSON)")
+    f.add_argument("data")
+    f.add_argument("--label", required=True, help="name of the label column")
+    f.add_argument("--epsilon", type=_positive, required=True)
+    f.add_argument("--delta", type=_probability, required=True)
+    f.add_argument("--loss", default="logistic", choices=["logistic", "huber", "robust_log"])
+    f.add_argument("--norm-bound", type=_positive, default=1.0, help="bound on each feature row's Euclidean norm")
+    f.add_argument("--row-norm", default="raise", choices=["raise", "clip"])
+    f.add_argument("--no-intercept", action="store_true")
+    f.add_argument("--report", choices=["data-independent", "data-dependent", "adaptive"])
+    f.add_argument("--report-epsilon", type=_positive)
+    f.add_argument("--report-delta", type=_probability)
+    f.add_argument("--rho", type=_probability, default=0.05, help="failure probability of each report bound")
+    f.add_argument("--seed", type=int, default=None, help="seed of the noise (omit for OS entropy)")
+    f.add_argument("--out", required=True)
+    f.set_defaults(func=_cmd_fit)
+
+    r = sub.add_parser("report", help="private ex-post privacy bounds for any records, from a release")
+    r.add_argument("release")
+    r.add_argument("targets")
+    r.add_argument("--label", required=True)
+    r.add_argument("--row-norm", default=None, choices=["raise", "clip"],
+                   help="rows beyond the norm bound: as the release was fitted (default), stop, or clip")
+    r.add_argument("--uniform", action="store_true", help="bounds that hold jointly for all rows")
+    r.add_argument("--out", required=True)
+    r.add_argument("--plot", help="also draw the bounds' histogram to this PNG")
+    r.set_defaults(func=_cmd_report)
+
+    q = sub.add_parser("predict", help="apply a released model to a CSV")
+    q.add_argument("release")
+    q.add_argument("data")
+    q.add_argument("--out", required=True)
+    q.set_defaults(func=_cmd_predict)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pdpkit`` console script and ``python -m pdpkit``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CLIError as exc:
+        print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a validation error of the library (names the parameter/row)
+        print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2

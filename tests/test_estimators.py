@@ -1,0 +1,217 @@
+"""The scikit-learn front door: estimator contract, guarantee tied to the data, publishable state."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import check_estimator
+
+from pdpkit import accounting, objpert
+from pdpkit.estimators import EXPECTED_FAILED_CHECKS, ObjPertClassifier, ObjPertRegressor, prepare_rows
+from pdpkit.objpert import ObjPertResult, Release
+
+
+def _data(n=600, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d)) / math.sqrt(d)
+    w = np.linspace(2.0, -1.0, d)
+    y = np.where(X @ w + 0.2 * rng.normal(size=n) > 0.05, 1, 0)
+    return X, y
+
+
+@pytest.mark.parametrize("est", [ObjPertClassifier(row_norm="clip", random_state=0),
+                                 ObjPertRegressor(row_norm="clip", random_state=0)], ids=lambda e: type(e).__name__)
+def test_check_estimator_passes(est):
+    check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS, on_skip=None)
+
+
+def test_row_beyond_norm_bound_raises_naming_the_row_and_clip_is_a_per_record_map():
+    X, y = _data()
+    X[7] *= 10.0
+    with pytest.raises(ValueError, match=r"row 7 of X has Euclidean norm [0-9.]+ > norm_bound=1"):
+        ObjPertClassifier(random_state=0).fit(X, y)
+    clip = ObjPertClassifier(row_norm="clip", random_state=3).fit(X, y)
+    Xc = X.copy()
+    Xc[7] /= np.linalg.norm(Xc[7])
+    ref = ObjPertClassifier(random_state=3).fit(Xc, y)
+    np.testing.assert_array_equal(clip.coef_, ref.coef_)
+    assert clip.privacy_spent() == ref.privacy_spent()
+
+
+def test_estimator_is_objpert_on_the_augmented_rows_with_the_same_noise():
+    X, y = _data()
+    est = ObjPertClassifier(0.7, 1e-6, random_state=11).fit(X, y)
+    rows = np.hstack([X, np.ones((X.shape[0], 1))])
+    ref = objpert.objpert_fit(rows, np.where(y == 1, 1.0, -1.0), "logistic", lam=est.lam_, sigma=est.sigma_,
+                              rng=np.random.default_rng(11), norm_bound=math.sqrt(2))
+    np.testing.assert_allclose(est.coef_, ref.theta[:-1], rtol=0, atol=1e-12)
+    assert est.intercept_ == pytest.approx(ref.theta[-1], abs=1e-12)
+
+
+def test_calibration_meets_the_target_with_the_intercept_column_counted():
+    X, y = _data()
+    for eps, delta in [(0.5, 1e-5), (2.0, 1e-7)]:
+        est = ObjPertClassifier(eps, delta, random_state=0).fit(X, y)
+        g = est.privacy_spent()
+        assert g.epsilon <= eps and g.epsilon == pytest.approx(eps, rel=1e-9) and g.delta == delta
+        # by hand: rows (x, 1) have norm <= sqrt 2, so L = sqrt 2 and beta = 1/4 * 2
+        d_hand = accounting.objpert_delta(eps, L=math.sqrt(2), beta=0.5, lam=est.lam_, sigma=est.sigma_, sharp=True)
+        assert d_hand <= delta * (1 + 1e-9)
+        # test the tester: forgetting the intercept column would claim less than is spent
+        wrong = accounting.objpert_epsilon(delta, L=1.0, beta=0.25, lam=est.lam_, sigma=est.sigma_, sharp=True)
+        assert wrong < 0.9 * eps
+    no_int = ObjPertClassifier(1.0, 1e-5, fit_intercept=False, random_state=0).fit(X, y)
+    assert no_int.intercept_ == 0.0 and no_int.coef_.shape == (X.shape[1],)
+
+
+def test_given_lam_and_sigma_the_guarantee_is_computed_not_calibrated():
+    X, y = _data()
+    est = ObjPertClassifier(1.0, 1e-5, lam=5.0, sigma=3.0, random_state=0).fit(X, y)
+    expect = accounting.objpert_epsilon(1e-5, L=math.sqrt(2), beta=0.5, lam=5.0, sigma=3.0, sharp=True)
+    assert est.privacy_spent().epsilon == pytest.approx(expect, rel=1e-12)
+    only_lam = ObjPertClassifier(1.0, 1e-5, lam=5.0, random_state=0).fit(X, y)
+    assert only_lam.lam_ == 5.0 and only_lam.privacy_spent().epsilon == pytest.approx(1.0, rel=1e-9)
+    only_sigma = ObjPertClassifier(1.0, 1e-5, sigma=8.0, random_state=0).fit(X, y)
+    assert only_sigma.sigma_ == 8.0 and only_sigma.privacy_spent().epsilon == pytest.approx(1.0, rel=1e-9)
+
+
+def test_random_state_int_reproduces_generator_accepted_randomstate_refused():
+    X, y = _data()
+    a = ObjPertClassifier(random_state=5).fit(X, y).coef_
+    b = ObjPertClassifier(random_state=5).fit(X, y).coef_
+    c = ObjPertClassifier(random_state=6).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    ObjPertClassifier(random_state=np.random.default_rng(1)).fit(X, y)
+    with pytest.raises(TypeError, match="random_state"):
+        ObjPertClassifier(random_state=np.random.RandomState(0)).fit(X, y)
+
+
+@pytest.mark.parametrize("labels", [("no", "yes"), (0, 1), (-1, 1), (False, True)])
+def test_any_two_labels_second_class_is_positive(labels):
+    X, y01 = _data()
+    y = np.where(y01 == 1, labels[1], labels[0])
+    est = ObjPertClassifier(random_state=2).fit(X, y)
+    ref = ObjPertClassifier(random_state=2).fit(X, np.where(y01 == 1, 1.0, -1.0))
+    assert list(est.classes_) == sorted(labels)
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    assert est.score(X, y) > 0.75
+    proba = est.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[(proba[:, 1] > 0.5).astype(int)])
+    np.testing.assert_allclose(np.exp(est.predict_log_proba(X)), proba, rtol=1e-12)
+
+
+def test_three_labels_refused():
+    X, y = _data()
+    y = y.copy()
+    y[:5] = 2
+    with pytest.raises(ValueError, match="Only binary classification"):
+        ObjPertClassifier().fit(X, y)
+
+
+def test_dataframe_keeps_feature_names_and_pipeline_and_pickle_work():
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    df = pd.DataFrame(X, columns=["age", "income", "hours", "score"])
+    est = ObjPertClassifier(random_state=0).fit(df, y)
+    assert list(est.feature_names_in_) == ["age", "income", "hours", "score"]
+    assert est.release_.feature_names == ("age", "income", "hours", "score")
+    pipe = Pipeline([("shrink", FunctionTransformer(lambda Z: 3.0 * np.asarray(Z))),
+                     ("clf", ObjPertClassifier(row_norm="clip", random_state=0))]).fit(X, y)
+    assert pipe.score(X, y) > 0.7
+    back = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(back.predict(df), est.predict(df))
+    # nothing non-private travels with the estimator
+    assert not any(isinstance(v, ObjPertResult) for v in vars(est).values())
+
+
+def test_release_is_publishable_and_round_trips():
+    X, y = _data()
+    est = ObjPertClassifier(random_state=0).fit(X, ["b" if v else "a" for v in y])
+    rel = est.release_
+    text = rel.to_json()
+    import json
+
+    # exactly the public fields: no objective noise b, no n, no gradient norm
+    assert set(json.loads(text)) == {"format", "theta", "lam", "sigma", "loss", "norm_bound", "fit_intercept",
+                                     "guarantee", "report", "classes", "feature_names", "row_norm"}
+    back = Release.from_json(text)
+    np.testing.assert_array_equal(back.theta, rel.theta)
+    assert back.guarantee == rel.guarantee and back.classes == ("a", "b")
+    np.testing.assert_allclose(back.decision_function(X), est.decision_function(X), rtol=1e-13)
+    assert "b=" not in repr(rel)
+    with pytest.raises(ValueError, match="not a pdpkit release"):
+        Release.from_json('{"theta": [1.0]}')
+
+
+def test_regressor_fits_a_robust_line():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(4000, 2)) / math.sqrt(2)
+    y = X @ np.array([1.5, -1.0]) + 0.1 * rng.standard_t(2, size=4000)
+    est = ObjPertRegressor(2.0, 1e-6, random_state=0).fit(X, y)
+    assert est.score(X, y) > 0.8
+    assert est.privacy_spent().epsilon == pytest.approx(2.0, rel=1e-9)
+    with pytest.raises(ValueError, match="unbounded gradient"):
+        ObjPertRegressor(loss="squared").fit(X, y)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"epsilon": 0.0}, "epsilon"), ({"delta": 1.0}, "delta"), ({"row_norm": "shrink"}, "row_norm"),
+    ({"norm_bound": -1.0}, "norm_bound"), ({"report": "magic"}, "report"),
+    ({"report": "adaptive"}, "report_epsilon"), ({"lam": 0.0}, "lam"), ({"sigma": float("nan")}, "sigma"),
+])
+def test_bad_parameters_raise_naming_them(kwargs, match):
+    X, y = _data(n=50)
+    with pytest.raises((ValueError, TypeError), match=match):
+        ObjPertClassifier(**kwargs).fit(X, y)
+
+
+def test_prepare_rows_intercept_column_and_bound():
+    X = np.array([[3.0, 4.0], [0.3, 0.4]])
+    out = prepare_rows(X, norm_bound=1.0, row_norm="clip", fit_intercept=True)
+    np.testing.assert_allclose(out, [[0.6, 0.8, 1.0], [0.3, 0.4, 1.0]])
+    assert np.all(np.linalg.norm(out, axis=1) <= math.sqrt(2) + 1e-12)
+
+
+def test_report_travels_with_the_estimator_and_the_total_is_composed_tightly():
+    from pdpkit import report as rp
+
+    X, y = _data(n=3000, d=3)
+    est = ObjPertClassifier(1.0, 1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+                            random_state=0).fit(X, y)
+    g = est.privacy_spent()
+    basic = est.release_.guarantee.epsilon + est.report_.dp_epsilon(1e-6, norm_bound=math.sqrt(2))
+    assert g.delta == pytest.approx(2e-6) and g.epsilon <= basic + 1e-12
+    assert g.epsilon < basic  # the PLD composition is strictly tighter here
+    assert est.report_.dp_epsilon(1e-6, norm_bound=math.sqrt(2)) == pytest.approx(0.5, rel=1e-6)
+    bounds = est.privacy_report(X[:20], y[:20])
+    rows = prepare_rows(X[:20], norm_bound=1.0, fit_intercept=True)
+    np.testing.assert_array_equal(bounds, est.report_.epsilon_bound(rows, np.where(y[:20] == 1, 1.0, -1.0)))
+    # the serialized report in the release reproduces the bounds
+    again = rp.PrivacyReport.from_dict(Release.from_json(est.release_.to_json()).report)
+    np.testing.assert_allclose(again.epsilon_bound(rows, np.where(y[:20] == 1, 1.0, -1.0)), bounds, rtol=1e-13)
+    # same seed, same report
+    twin = ObjPertClassifier(1.0, 1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+                             random_state=0).fit(X, y)
+    np.testing.assert_array_equal(twin.privacy_report(X[:20], y[:20]), bounds)
+    free = ObjPertClassifier(1.0, 1e-6, report="data-independent", random_state=0).fit(X, y)
+    assert free.privacy_spent() == free.release_.guarantee
+    with pytest.raises(ValueError, match="report=None"):
+        ObjPertClassifier(random_state=0).fit(X, y).privacy_report(X[:2], y[:2])
+
+
+def test_clip_is_part_of_the_model_at_prediction_time_too():
+    X, y = _data()
+    big = 5.0 * X
+    est = ObjPertClassifier(row_norm="clip", random_state=1).fit(big, y)
+    clipped = prepare_rows(big, norm_bound=1.0, row_norm="clip")
+    np.testing.assert_allclose(est.decision_function(big), clipped @ est.coef_ + est.intercept_, rtol=1e-13)
+    back = Release.from_json(est.release_.to_json())
+    assert back.row_norm == "clip"
+    np.testing.assert_allclose(back.decision_function(big), est.decision_function(big), rtol=1e-13)

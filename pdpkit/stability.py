@@ -819,7 +819,7 @@ def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts
     For every unit ``u`` and every neighbour :math:`D'`, whenever ``eig_min_cert``
     :math:`\le \lambda_{\min}` and ``eig_max_cert`` :math:`\ge \lambda_{\max}` of the data
     Hessian of :math:`D` and (C1) holds at ``eig_min_cert`` and at :math:`R(\cdot)` of it.
-    Derivation (the chapter has it in full): with :math:`\lambda_0 =` eig_min_cert + λ,
+    Derivation: with :math:`\lambda_0 =` eig_min_cert + λ,
     :math:`\lambda_1 =` eig_max_cert + λ, :math:`\kappa = \lambda_1/\lambda_0`,
     :math:`t = t(\lambda_0)`, :math:`\gamma = \alpha r t`, :math:`\eta = \beta r^2/\lambda_0`:
     Lemma 8.1's sandwich gives :math:`H_1 = H_0^{1/2}(I + M)H_0^{1/2}` with

@@ -329,12 +329,12 @@ def test_modulus_ratio_certificate_contains_brute_force_ratios(domain):
         w1 = np.asarray(st.local_modulus(Hp, U, c, domain=domain))
         q = (w0 / w1) ** 2
         assert np.all(q <= 1 + r2) and np.all(q >= 1 / (1 + r2))
-        worst = max(worst, float(np.max(np.abs(np.log(q)))))
+        worst = max(worst, float(np.max(np.maximum(q, 1 / q))) - 1)
         # (11) bounds the actual change of u^T theta
         assert np.all(np.abs(U @ (thp - theta)) <= w0 + 1e-12)
-    assert worst > 0                                            # the neighbours do move the modulus
-    # a certificate that ignores the D' correction term is violated (test the tester)
-    assert worst > 1e-6
+    # test the tester: a certificate 15 times smaller is violated by these neighbours
+    # (observed: r^2 = 0.066 vs worst 0.0078 for l2, 0.117 vs 0.0102 for linf)
+    assert worst > r2 / 15
 
 
 def test_directional_sensitivity_closed_forms():

@@ -108,6 +108,15 @@ def qsc_phi(loss: str | GLMLoss, s: ArrayLike, *, phi: str = "exp") -> np.ndarra
     is attained where :math:`uv = 1` and equals :math:`m^3` with
     :math:`m = (s/\delta + \sqrt{s^2/\delta^2 + 4})/2`; for the squared loss :math:`\varphi = 0`.
 
+    Parameters
+    ----------
+    loss : str or GLMLoss
+        The loss (its ``self_concordance`` :math:`c` for "exp").
+    s : array_like
+        Arguments :math:`s \ge 0`.
+    phi : {"exp", "tight"}
+        Which :math:`\varphi`.
+
     Returns an array shaped like ``s``.
     """
     loss = _check_loss(loss)
@@ -137,6 +146,18 @@ def qsc_alpha(loss: str | GLMLoss, *, rho: float = 0.5, phi: str = "exp") -> flo
     :math:`\varphi((1-\rho)/\alpha) \le 1 - \rho`: :math:`\alpha = (1-\rho)/\varphi^{-1}(1-\rho)`.
     For "exp": :math:`\alpha = c(1-\rho)/\log(2-\rho)` (:math:`c = 1`, :math:`\rho = 1/2`:
     1.2332, the source's value below (8)).
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+    rho : float
+        :math:`\rho \in [1/2, 1)`.
+    phi : {"exp", "tight"}
+
+    Returns
+    -------
+    float
+        The smallest :math:`\alpha \ge 0` satisfying (8).
     """
     loss = _check_loss(loss)
     rho = _check_rho(rho)
@@ -185,6 +206,24 @@ def stability_constants(loss: str | GLMLoss, *, norm_bound: float, lam: float = 
     Raises ``ValueError`` for a loss with unbounded gradient (``lipschitz`` infinite, e.g.
     the squared loss), ``lam < 0``, :math:`\rho \notin [1/2, 1)` (for :math:`\rho < 1/2`
     (C1) does not make (9) real, see the chapter) and unknown option strings.
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+        A GLM loss with finite ``lipschitz`` and ``smoothness``.
+    norm_bound : float
+        :math:`r`, a public bound on every row's Euclidean norm.
+    lam : float
+        Regularization :math:`\lambda \ge 0` of the summed objective.
+    rho : float
+        :math:`\rho \in [1/2, 1)` of (8) and (C1).
+    neighbours : {"add_remove", "replace"}
+    phi : {"exp", "tight"}
+        The q.s.c. function (:func:`qsc_phi`).
+
+    Returns
+    -------
+    StabilityConstants
     """
     loss = _check_loss(loss)
     r = float(check_positive(norm_bound, "norm_bound"))
@@ -221,6 +260,12 @@ def condition_c1(eig_min: ArrayLike, consts: StabilityConstants) -> np.ndarray:
 
     Source (C1) with :math:`n\lambda_{\min}(P_n) \to \mathrm{eig}`, :math:`4G_0/n \to 2\tau`,
     :math:`G_1/n \to G_1`. Vectorized; returns a boolean array.
+
+    Parameters
+    ----------
+    eig_min : array_like
+        Smallest eigenvalue(s) of the summed data Hessian (no :math:`\lambda`).
+    consts : StabilityConstants
     """
     consts = _check_consts(consts)
     e = as_finite_array(eig_min, "eig_min")
@@ -241,6 +286,17 @@ def parameter_change_bound(eig_min: ArrayLike, consts: StabilityConstants) -> np
     :math:`\|\theta(D) - \theta(D')\| \le t(\mathrm{eig}_{\min} + \lambda)`,
     :math:`t(\Lambda) = (1 - \sqrt{1 - 4\alpha r\tau/\Lambda})/(2\alpha r)`.
     Vectorized.
+
+    Parameters
+    ----------
+    eig_min : array_like
+        (Lower bounds on) the smallest data-Hessian eigenvalue.
+    consts : StabilityConstants
+
+    Returns
+    -------
+    ndarray
+        :math:`t`, ``inf`` where (C1) fails.
     """
     consts = _check_consts(consts)
     e = as_finite_array(eig_min, "eig_min")
@@ -648,6 +704,24 @@ def recursive_release(value: float, recursion: Recursion, eps: float, delta: flo
     exactly :math:`P(W \ge \log(1/2\delta)) = \delta` (:math:`W \sim \mathrm{Lap}(1)`); the
     ceiling would give :math:`\delta e^{\varepsilon}`. Alg 4 uses :math:`\hat N` (its
     printed step iii has the non-private :math:`N`). ``size`` repeats the mechanism.
+
+    Parameters
+    ----------
+    value : float
+        The statistic :math:`\lambda(D)` (non-private input).
+    recursion : Recursion
+        A nondecreasing recursion with :math:`\lambda(D') \ge R(\lambda(D))` (decreasing kind)
+        or :math:`\lambda(D') \le R(\lambda(D))` (increasing kind) for every ordered pair of
+        neighbours — Prop 6.1's only requirement.
+    eps, delta : float
+        :math:`\varepsilon > 0` (pure DP) and the failure probability :math:`\delta \in (0, 1)`.
+    rng : int, Generator or None
+    size : int or None
+        Number of independent repetitions (arrays out).
+
+    Returns
+    -------
+    RecursiveRelease
     """
     if not isinstance(recursion, Recursion):
         raise TypeError(f"recursion must be a Recursion; got {type(recursion).__name__}")
@@ -708,6 +782,28 @@ def private_eigen_bounds(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps: f
     Raises ``ValueError`` (before any noise) for bad data, rows beyond ``norm_bound``,
     ``eps <= 0``, δ ∉ (0, 1), ``lam < 0``, an unbounded-gradient loss, or ``cap`` below the
     data's :math:`\lambda_{\max}`.
+
+    Parameters
+    ----------
+    X, y : array_like
+        Data (rows of norm at most ``norm_bound``) and labels.
+    loss : str or GLMLoss
+        A q.s.c. GLM loss with bounded gradient.
+    eps, delta : float
+        Total budget :math:`\varepsilon > 0`, :math:`\delta \in (0, 1)`.
+    lam : float
+        Regularization :math:`\lambda \ge 0`.
+    norm_bound : float
+        Public :math:`r`.
+    cap : float or None
+        Public upper bound on :math:`\lambda_{\max}` of every data set (then Alg 4 runs).
+    rng : int, Generator or None
+    size : int or None
+        Independent repetitions of the mechanism (one fit).
+
+    Returns
+    -------
+    EigenBounds
     """
     loss = _check_loss(loss)
     X, y = _check_data(X, y, loss)
@@ -777,6 +873,20 @@ def directional_sensitivity(H_data: ArrayLike, u: ArrayLike, consts: StabilityCo
     :math:`\|g\|_\infty \le G_0/\sqrt d`): :math:`\Delta = c\,(G_0/\sqrt d)\|H^{-1}u\|_1`;
     :math:`c = 1` (add/remove) or 2 (replace). ``u`` of shape (d,) or (k, d) (one Cholesky).
     Non-private (a function of the data).
+
+    Parameters
+    ----------
+    H_data : array_like, shape (d, d)
+        Summed data Hessian at :math:`\theta(D)` (no :math:`\lambda`).
+    u : array_like, shape (d,) or (k, d)
+        Nonzero target direction(s).
+    consts : StabilityConstants
+    domain : {"l2", "linf"}
+        The gradient set: an :math:`\ell_2` ball, or the box of rows in :math:`[-r/\sqrt d, r/\sqrt d]^d`.
+
+    Returns
+    -------
+    float or ndarray
     """
     consts = _check_consts(consts)
     domain = _check_option(domain, "domain", _DOMAINS)
@@ -797,6 +907,11 @@ def local_modulus(H_data: ArrayLike, u: ArrayLike, consts: StabilityConstants, *
     :math:`\Lambda = \lambda_{\min}(H_{\rm data}) + \lambda`, :math:`\gamma = \alpha r\,t(\Lambda)`
     (Cor 3.3 / Lemma 5.2: :math:`|u^\top(\theta(D') - \theta(D))| \le \omega(u|D)` for every
     neighbour); ``inf`` where (C1) fails. Non-private.
+
+    Parameters
+    ----------
+    H_data, u, consts, domain
+        As in :func:`directional_sensitivity`.
     """
     consts = _check_consts(consts)
     H, u = _check_H_u(H_data, u)
@@ -834,6 +949,24 @@ def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts
     and :math:`\ge L = (1 - s\frac{\mu}{1-\mu})/(1 + \kappa_d\frac{\gamma}{1-\gamma})`,
     :math:`r^2 = \max(U^2, L^{-2}) - 1` (``inf`` when :math:`L \le 0` or a condition fails).
     Vectorized over the certificates. Non-private.
+
+    The source's Props 8.2–8.3 and (14) have :math:`\kappa(s_1 + s_2 r)` in place of
+    :math:`\sqrt\kappa\,\mu/(1-\mu)`; this direct perturbation bound is smaller and scale
+    invariant (:math:`\eta = \beta r^2/\lambda_0` is dimensionless).
+
+    Parameters
+    ----------
+    eig_min_cert, eig_max_cert : array_like
+        Certified lower / upper bounds on the data Hessian's extreme eigenvalues.
+    consts : StabilityConstants
+    domain : {"l2", "linf"}
+    d : int or None
+        The dimension, required for ``"linf"``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`r^2` (``inf`` where nothing can be certified).
     """
     consts = _check_consts(consts)
     domain = _check_option(domain, "domain", _DOMAINS)

@@ -70,6 +70,7 @@ __all__ = [
 ]
 
 _PHIS = ("exp", "tight")
+_MAX_STEPS = 10**8  # backward-sequence length cap (0.8 GB of float64)
 _NEIGHBOURS = ("add_remove", "replace")
 _DOMAINS = ("l2", "linf")
 
@@ -363,6 +364,8 @@ class Recursion:
 
     def __init__(self, fn: Callable[[np.ndarray], np.ndarray], *, kind: str = "decreasing", limit: float = 0.0,
                  lower: float = 0.0, description: str = "") -> None:
+        if not callable(fn):
+            raise TypeError(f"fn must be callable; got {type(fn).__name__}")
         self.kind = _check_option(kind, "kind", ("decreasing", "increasing"))
         self.limit = float(as_finite_array(limit, "limit"))
         self.lower = float(as_finite_array(lower, "lower"))
@@ -486,6 +489,9 @@ class Recursion:
             return False
 
         while need():
+            if n_have > _MAX_STEPS:
+                raise ValueError(f"the recursion needs more than {_MAX_STEPS:.0e} steps here; "
+                                 "its step is too small relative to the start (rescale the statistic)")
             cur = tail[-1]
             if cur >= self._hi:
                 self._done = True

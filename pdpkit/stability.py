@@ -308,8 +308,8 @@ def parameter_change_bound(eig_min: ArrayLike, consts: StabilityConstants) -> np
     return out
 
 
-def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, lam: float = 0.0,
-                                  neighbours: str = "add_remove", n_max: int | None = None) -> np.ndarray:
+def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, n_max: float, lam: float = 0.0,
+                                  neighbours: str = "add_remove") -> np.ndarray:
     r"""Prop 5.2 (with Prop 5.1's existence condition) for generic smooth losses, our convention.
 
     :math:`\|\theta(D) - \theta(D')\| \le (\Lambda - \sqrt{\Lambda^2 - 4G_2^{\Sigma}\tau})/(2G_2^{\Sigma})`,
@@ -317,18 +317,18 @@ def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, l
     ``inf`` where (C2) :math:`\Lambda \ge \max(3G_1, \sqrt{6 G_2^{\Sigma}\tau})` — here in the form
     :math:`\Lambda^2 \ge 4G_2^\Sigma\tau` needed for a real root — fails.
 
-    :math:`G_2^{\Sigma}` is the Lipschitz constant of the **summed** data Hessian: the source's
-    averaged :math:`G_2` becomes :math:`n G_2` when the losses are summed. Pass either the summed
-    constant as ``G2`` (``n_max=None``), or the per-example constant with ``n_max``, a public
-    upper bound on the number of examples (under add/remove :math:`n` itself is private).
+    :math:`G_2^{\Sigma} = n_{\max} G_2` is the Lipschitz constant of the **summed** data
+    Hessian: the source's averaged :math:`G_2` (per example, e.g. ``d3_bound``·r³) becomes
+    :math:`nG_2` when the losses are summed, and under add/remove :math:`n` is private, so
+    ``n_max`` — a public upper bound on the number of examples — is required (pass
+    ``n_max=1`` with the summed constant as ``G2`` if that is what you have).
     """
     e = as_finite_array(eig_min, "eig_min")
     G0 = float(check_positive(G0, "G0"))
     G2 = float(check_nonnegative(G2, "G2"))
     lam = float(check_nonnegative(lam, "lam"))
     neighbours = _check_option(neighbours, "neighbours", _NEIGHBOURS)
-    if n_max is not None:
-        G2 = G2 * float(check_positive(n_max, "n_max"))
+    G2 = G2 * float(check_positive(n_max, "n_max"))
     tau = G0 if neighbours == "add_remove" else 2.0 * G0
     Lam = e + lam
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -635,13 +635,14 @@ def qsc_lambda_max_recursion(consts: StabilityConstants, eig_min_cert: float, *,
     return Recursion(fn, kind="increasing", limit=cap, lower=0.0, description="(12), lambda_max of a q.s.c. GLM")
 
 
-def smooth_lambda_min_recursion(*, G0: float, G1: float, G2: float, lam: float = 0.0, neighbours: str = "add_remove",
-                                n_max: int | None = None) -> Recursion:
+def smooth_lambda_min_recursion(*, G0: float, G1: float, G2: float, n_max: float, lam: float = 0.0,
+                                neighbours: str = "add_remove") -> Recursion:
     r"""Cor 6.2 (from Cor 5.1) for generic smooth losses, on the data-eigenvalue scale.
 
     :math:`R(\mathrm{eig}) = \max\bigl(\tfrac{\Lambda}{2}[1 + \sqrt{1 - 4G_2^\Sigma\tau/\Lambda^2}] - G_1 - \lambda,\ 0\bigr)`,
     :math:`\Lambda = \mathrm{eig} + \lambda`, with :math:`\sqrt{x} = -\infty` for :math:`x < 0`
-    (then :math:`R = 0`). ``G2``/``n_max`` as in :func:`smooth_parameter_change_bound`.
+    (then :math:`R = 0`), :math:`G_2^\Sigma = n_{\max}G_2`: ``G2`` and the required ``n_max``
+    as in :func:`smooth_parameter_change_bound`.
     Nondecreasing, so Prop 6.1 applies.
     """
     G0 = float(check_positive(G0, "G0"))
@@ -649,8 +650,7 @@ def smooth_lambda_min_recursion(*, G0: float, G1: float, G2: float, lam: float =
     G2 = float(check_nonnegative(G2, "G2"))
     lam = float(check_nonnegative(lam, "lam"))
     neighbours = _check_option(neighbours, "neighbours", _NEIGHBOURS)
-    if n_max is not None:
-        G2 = G2 * float(check_positive(n_max, "n_max"))
+    G2 = G2 * float(check_positive(n_max, "n_max"))
     tau = G0 if neighbours == "add_remove" else 2.0 * G0
     a = 4.0 * G2 * tau
 

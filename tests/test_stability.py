@@ -282,6 +282,19 @@ def test_release_noise_is_laplace_and_failure_probability_is_delta():
     assert not lo_c <= delta <= hi_c
 
 
+def test_upper_release_fails_with_probability_delta():
+    """Alg 4's form (increasing recursion, N-hat not N): P(bound < lambda) = delta exactly."""
+    R = st.recursion_from_function(lambda x: x + 1.0, cap=100.0)
+    lam_true, eps, delta, m = 40.3, 0.5, 0.1, 40000
+    assert R.length(lam_true) == 60
+    rel = st.recursive_release(lam_true, R, eps, delta, rng=12, size=m)
+    assert np.all(rel.bound <= 100.0)
+    fails = int(np.sum(rel.bound < lam_true))
+    lo, hi = clopper_pearson(fails, m, 1e-3)
+    assert lo <= delta <= hi
+    assert not lo <= 2 * delta <= hi                              # test the tester
+
+
 def test_private_eigen_bounds_cover_with_probability():
     n, d, lam, r = 3000, 2, 1.0, 1.0
     X, y = _data(n, d, 7, r)

@@ -435,7 +435,7 @@ class Recursion:
         inc = b1 - b2
         slope = float(incs[-1] - incs[0]) / max(len(incs) - 1, 1) if len(incs) > 2 else 0.0
         x = b1 + j * inc + 0.5 * j * (j + 1) * slope
-        g_b1 = None
+        Q = None
         eps16 = 16.0 * np.finfo(float).eps
         for _ in range(30):
             if not (np.isfinite(x[-1]) and x[-1] < self._hi and x[0] > b1):
@@ -448,23 +448,25 @@ class Recursion:
                 if np.all(np.diff(x) > 0) and b1 > self._L:
                     return x
                 return None
-            # secant slopes of g between consecutive points (left end: g(b1), computed once)
-            if g_b1 is None:
+            # secant slopes of g between consecutive points (left end: g(b1), computed once);
+            # the slopes of the first iterate are kept (a chord method: the guess is close)
+            if Q is None:
                 g_b1 = float(self._g(np.array([b1]))[0])
-            dg = np.empty_like(x)
-            dg[0] = gx[0] - g_b1
-            np.subtract(gx[1:], gx[:-1], out=dg[1:])
-            dx = np.empty_like(x)
-            dx[0] = x[0] - b1
-            np.subtract(x[1:], x[:-1], out=dx[1:])
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                D = np.divide(dg, dx, out=dg)
-                if not (np.all(D > 0) and np.all(np.isfinite(D))):
-                    return None
-                # Newton: D_i delta_i - delta_{i-1} = -res_i  ->  Q_i delta_i = -sum_k Q_{k-1} res_k
-                Q = np.cumprod(D, out=D)
+                dg = np.empty_like(x)
+                dg[0] = gx[0] - g_b1
+                np.subtract(gx[1:], gx[:-1], out=dg[1:])
+                dx = np.empty_like(x)
+                dx[0] = x[0] - b1
+                np.subtract(x[1:], x[:-1], out=dx[1:])
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    D = np.divide(dg, dx, out=dg)
+                    if not (np.all(D > 0) and np.all(np.isfinite(D))):
+                        return None
+                    # Newton: D_i delta_i - delta_{i-1} = -res_i, so Q_i delta_i = -sum_k Q_{k-1} res_k
+                    Q = np.cumprod(D, out=D)
                 if not (np.isfinite(Q[-1]) and 1e-250 < Q.min() and Q.max() < 1e250):
                     return None
+            with np.errstate(over="ignore", invalid="ignore"):
                 res[1:] *= Q[:-1]
                 delta = np.cumsum(res, out=res)
                 delta /= Q

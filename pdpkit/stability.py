@@ -35,8 +35,8 @@ the acceleration property of Lemma 6.1 is not needed (and fails for (10) when
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

@@ -17,7 +17,7 @@ import pytest
 from scipy import optimize, stats
 
 from pdpkit import stability as st
-from pdpkit.audit import clopper_pearson
+from pdpkit.audit import audit_delta_curve, clopper_pearson
 from pdpkit.losses import get_loss
 from pdpkit.stability import _fit_and_hessian
 
@@ -293,6 +293,36 @@ def test_upper_release_fails_with_probability_delta():
     lo, hi = clopper_pearson(fails, m, 1e-3)
     assert lo <= delta <= hi
     assert not lo <= 2 * delta <= hi                              # test the tester
+
+
+def test_audit_alg2_on_neighbours_whose_length_differs():
+    """Audit Alg 2's release on a real neighbouring pair with N(D) = N(D') + 1: eps passes, 0.9 eps fails."""
+    n, d, lam, r = 2000, 2, 1.0, 1.0
+    X, y = _data(n, d, 21, r)
+    loss = get_loss("robust_log")
+    c = st.stability_constants(loss, norm_bound=r, lam=lam)
+    rec = st.qsc_lambda_min_recursion(c)
+    theta, H = _fit_and_hessian(X, y, loss, lam)
+    v = np.linalg.eigh(H)[1][:, 0] * r
+    prev = (X, y, float(np.linalg.eigvalsh(H)[0]))
+    for _ in range(30):  # add records along the bottom eigenvector (f'' largest) one at a time
+        Xn, yn = np.vstack([prev[0], v[None]]), np.append(prev[1], v @ theta)
+        e_new = float(np.linalg.eigvalsh(_fit_and_hessian(Xn, yn, loss, lam)[1])[0])
+        if rec.length(e_new) != rec.length(prev[2]):
+            break
+        prev = (Xn, yn, e_new)
+    e_lo, e_hi = sorted([prev[2], e_new])
+    N_hi = rec.length(e_hi)
+    assert N_hi - rec.length(e_lo) == 1
+    eps = 1.0
+
+    def sampler(e):
+        return lambda m, g: st.recursive_release(e, rec, eps, 0.1, rng=g, size=m).n_hat
+
+    for claim, should_pass in ((eps, True), (0.9 * eps, False)):
+        res = audit_delta_curve(sampler(e_hi), sampler(e_lo), lambda o: o, [N_hi], [claim], [0.0],
+                                n_samples=100000, alpha=1e-3, rng=np.random.default_rng(5))
+        assert res.passed is should_pass, res.summary()
 
 
 def test_private_eigen_bounds_cover_with_probability():

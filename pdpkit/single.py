@@ -339,7 +339,7 @@ def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, e
 
 # ================================================================ Alg 7: smooth losses
 def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps: float, delta: float, *,
-                               lam: float, norm_bound: float, neighbours: str = "add_remove",
+                               lam: float, norm_bound: float, n_max: float, neighbours: str = "add_remove",
                                noise: str = "analytic", rng: Any = None, size: int | None = None) -> LocalRelease:
     r"""Output perturbation for a generic smooth loss (Asi, Duchi & Talwar, Alg 7, Prop 7.1).
 
@@ -353,8 +353,10 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
        :math:`\bot`;
     3. otherwise return :math:`\theta(D) + \sigma(\epsilon/2, \delta/2)\,W\,\mathcal N(0, I_d)`.
 
-    Same accounting as :func:`local_output_perturbation`: :math:`(\epsilon, \delta)`-DP
-    (Prop 7.1). Needs no self-concordance, only a bounded third derivative; its (C2)
+    In the summed convention the data Hessian is :math:`nG_2`-Lipschitz, and :math:`n` is
+    private under add/remove: ``n_max``, a public upper bound on the number of rows
+    (checked), replaces it. Same accounting as :func:`local_output_perturbation`:
+    :math:`(\epsilon, \delta)`-DP (Prop 7.1). Needs no self-concordance, only a bounded third derivative; its (C2)
     demands :math:`\Lambda \gtrsim \sqrt{G_0G_2}` per example, i.e. :math:`n \gg d^2` on the
     cube (§7.3), against :math:`n \gg d` for Alg 3. Parameters as in
     :func:`local_output_perturbation`.
@@ -363,6 +365,9 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
     if not math.isfinite(loss.d3_bound) or not math.isfinite(loss.smoothness):
         raise ValueError(f"loss {loss.name!r} needs bounded f'' and f''' for Alg 7")
+    n_max = float(check_positive(n_max, "n_max"))
+    if X.shape[0] > n_max:
+        raise ValueError(f"n_max must be a public upper bound on the number of rows; got n_max={n_max:g} < n")
     size = _check_size(size)
     G0, G1, G2 = loss.lipschitz * R, loss.smoothness * R ** 2, loss.d3_bound * R ** 3
     gen = as_generator(rng)
@@ -370,10 +375,11 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
     theta, w, tau = _fit(X, y, loss, lam, R)
     eig_min = float(np.linalg.eigvalsh(_data_hessian(X, w))[0])
     m = 1 if size is None else size
-    rec = st.smooth_lambda_min_recursion(G0=G0, G1=G1, G2=G2, lam=lam, neighbours=neighbours)
+    rec = st.smooth_lambda_min_recursion(G0=G0, G1=G1, G2=G2, n_max=n_max, lam=lam, neighbours=neighbours)
     rel = st.recursive_release(eig_min, rec, e2, d2, rng=gen, size=m)
     lam_hat = np.asarray(rel.bound, dtype=float).reshape(m)
-    W = np.asarray(st.smooth_parameter_change_bound(lam_hat, G0=G0, G2=G2, lam=lam, neighbours=neighbours),
+    W = np.asarray(st.smooth_parameter_change_bound(lam_hat, G0=G0, G2=G2, n_max=n_max, lam=lam,
+                                                     neighbours=neighbours),
                    dtype=float).reshape(m)
     ok = np.isfinite(W) & (lam_hat + lam > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -480,8 +486,8 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
     for v in np.unique(lo[c1]):  # Alg 4's recursion depends on the certified lambda_min
         rows = np.flatnonzero(c1 & (lo == v))
         rec = st.qsc_lambda_max_recursion(consts, float(v), cap=cap)
-        hi[rows] = np.asarray(st.recursive_release(eig_max, rec, e4, d4, rng=gen, size=rows.size).bound,
-                              dtype=float).reshape(rows.size)
+        hi[rows] = np.minimum(np.asarray(st.recursive_release(eig_max, rec, e4, d4, rng=gen,
+                                                              size=rows.size).bound, dtype=float), cap)
     r2 = np.full(m, np.inf)
     if np.any(c1):
         r2[c1] = np.asarray(st.modulus_ratio_bound(lo[c1], hi[c1], consts, domain=domain, d=d),

@@ -7,8 +7,8 @@ state :math:`s`; we use :math:`s = 1`), loss ``robust_log``, rows bounded by
 :math:`r = \sqrt d`.
 
 * :func:`make_robust_regression` — one data set.
-* :func:`eigenvalue_error` — Figure 1: relative error :math:`|\hat\lambda - \lambda_{\min}|/\lambda_{\min}`
-  of Alg 2 against :math:`n/d`.
+* Figure 1 (Alg 2's relative error) is reproduced in the chapter "Self-concordant
+  stability" (:mod:`pdpkit.experiments.self_concordant_stability`).
 * :func:`compare_methods` — Figures 2–5: error of the first coordinate (Alg 5) or of the
   whole vector (Alg 3) against :math:`n` or :math:`\epsilon`, with the baselines of §4:
   the idealized non-private release (item 2), output perturbation at
@@ -48,7 +48,6 @@ __all__ = [
     "RobustData",
     "make_robust_regression",
     "fit_and_eigs_nonprivate",
-    "eigenvalue_error",
     "MethodErrors",
     "compare_methods",
 ]
@@ -90,31 +89,6 @@ def fit_and_eigs_nonprivate(X: np.ndarray, y: np.ndarray, *, lam: float = 0.0) -
     return theta, np.linalg.eigvalsh(H, UPLO="U")
 
 
-def eigenvalue_error(n_over_d: Sequence[float], dims: Sequence[int], *, eps: float = 1.0, delta: float = 1e-6,
-                     reps: int = 3, rng=None, progress: bool | None = None) -> dict[int, np.ndarray]:
-    r"""Figure 1: relative error of Alg 2's :math:`\hat\lambda` (``lam = 0``), shape ``(len(n_over_d), reps)`` per ``d``.
-
-    :math:`|\hat\lambda - \lambda_{\min}|/\lambda_{\min}`; :math:`\hat\lambda = 0` (no
-    certificate) gives error 1.
-    """
-    from .. import stability as st
-
-    gen = as_generator(rng)
-    out: dict[int, np.ndarray] = {}
-    grid = [(d, i, k) for d in dims for i in range(len(n_over_d)) for k in range(reps)]
-    for d in dims:
-        out[d] = np.empty((len(n_over_d), reps))
-    for d, i, k in _progress(grid, total=len(grid), desc="Fig 1", progress=progress):
-        n = int(round(n_over_d[i] * d))
-        data = make_robust_regression(n, d, rng=gen)
-        _, ev = fit_and_eigs_nonprivate(data.X, data.y)
-        consts = st.stability_constants(robust_log, norm_bound=data.norm_bound, lam=0.0)
-        lam_hat = float(st.recursive_release(float(ev[0]), st.qsc_lambda_min_recursion(consts), eps, delta,
-                                             rng=gen).bound)
-        out[d][i, k] = abs(lam_hat - ev[0]) / ev[0]
-    return out
-
-
 @dataclass(frozen=True)
 class MethodErrors:
     r"""Errors of the four methods on a grid.
@@ -123,7 +97,9 @@ class MethodErrors:
     :math:`\theta^\star` and against the non-private :math:`\theta(D)` (``lam = 0``) — of the
     first coordinate (``target="coordinate"``) or of the whole vector in :math:`\ell_2`
     (``target="vector"``). ``bottom`` is the fraction of runs where the local mechanism
-    returned :math:`\bot` (and ObjPert at half the budget was used instead).
+    returned :math:`\bot` (and ObjPert at half the budget was used instead);
+    ``stat_error`` the error of the non-private :math:`\theta(D)` against
+    :math:`\theta^\star` (the statistical floor), shape ``(len(grid), reps)``.
     """
 
     grid: np.ndarray
@@ -134,6 +110,7 @@ class MethodErrors:
     err_star: dict
     err_fit: dict
     bottom: np.ndarray
+    stat_error: np.ndarray
 
 
 def _objpert(data: RobustData, eps: float, delta: float, gen) -> np.ndarray:
@@ -162,6 +139,7 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
     err_star = {m: np.full((G, reps), np.nan) for m in METHODS}
     err_fit = {m: np.full((G, reps), np.nan) for m in METHODS}
     bottom = np.zeros((G, reps), dtype=bool)
+    stat = np.full((G, reps), np.nan)
     u = np.zeros(d)
     u[0] = 1.0
     cache: dict[int, tuple[RobustData, np.ndarray]] = {}
@@ -195,6 +173,10 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
         obj = _objpert(data, e_i, delta, gen)
         out = np.asarray(output_perturbation_fit(data.X, data.y, robust_log, lam=1e-2 * n_i, eps=e_i, delta=delta,
                                                  norm_bound=R, rng=gen).theta)
+        if target == "coordinate":
+            stat[i, k] = abs(theta_fit[0] - data.theta_star[0])
+        else:
+            stat[i, k] = float(np.linalg.norm(theta_fit - data.theta_star))
         est = {"local": local, "nonprivate": ideal, "objpert": obj, "output": out}
         for m, v in est.items():
             v = np.asarray(v, dtype=float)
@@ -206,4 +188,4 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
                 err_star[m][i, k] = float(np.linalg.norm(v - data.theta_star))
                 err_fit[m][i, k] = float(np.linalg.norm(v - theta_fit))
     return MethodErrors(grid=grid, swept=swept, target=target, d=d, theta_norm=theta_norm, err_star=err_star,
-                        err_fit=err_fit, bottom=bottom.mean(axis=1))
+                        err_fit=err_fit, bottom=bottom.mean(axis=1), stat_error=stat)

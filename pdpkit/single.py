@@ -219,8 +219,11 @@ def _fit(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, R: float) -> t
     n, d = X.shape
     tau = _SOLVER_TOL * max(1.0, n * R * loss.lipschitz)
     try:
-        theta, _z, w, gnorm, _ = _newton(X, y, loss, lam, np.zeros(d), tau, 200, "newton")
-    except _NoConvergence as exc:
+        try:
+            theta, _z, w, gnorm, _ = _newton(X, y, loss, lam, np.zeros(d), tau, 200, "newton")
+        except np.linalg.LinAlgError:  # a singular sub-sampled warm-start Hessian (lam = 0): no sub-sampling
+            theta, _z, w, gnorm, _ = _newton(X, y, loss, lam, np.zeros(d), tau, 500, "newton-cg")
+    except (_NoConvergence, np.linalg.LinAlgError) as exc:
         raise RuntimeError(f"{exc} (lam={lam:g}: with lam=0 the data Hessian must be nonsingular)") from None
     return theta, w, tau
 

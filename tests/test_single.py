@@ -249,3 +249,20 @@ def test_audit_alg3_gaussian_step_given_lambda_hat():
                                       lambda o: sgn * (o - mid), thr, e_grid, claimed, n_samples=k,
                                       chunk=k, alpha=1e-3, rng=0)
         assert res.passed is should_pass, res.summary()
+
+
+# ---------------------------------------------------------------------- experiments
+def test_experiment_harness_shapes_and_adult_recipe():
+    from pdpkit.experiments import single_parameter as ex
+
+    data = ex.make_robust_regression(500, 3, theta_norm=5.0, rng=0)
+    assert data.X.shape == (500, 3) and np.abs(data.X).max() <= 1
+    assert np.linalg.norm(data.theta_star) == pytest.approx(5.0)
+    res = ex.compare_methods([400, 800], swept="n", d=3, reps=2, rng=1)
+    for m in ("local", "nonprivate", "objpert", "output"):
+        assert res.err_fit[m].shape == (2, 2) and np.all(np.isfinite(res.err_fit[m]))
+    assert res.bottom.shape == (2,) and res.stat_error.shape == (2, 2)
+    X, y, names = ex.adult_features()
+    assert X.shape == (45222, 15) and np.abs(X).max() <= 1 and set(np.unique(y)) == {-1.0, 1.0}
+    assert np.linalg.matrix_rank(X[:5000]) == 15  # no linear dependence left
+    assert {"sex", "schooling", "intercept"} <= set(names)

@@ -11,6 +11,8 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.analyze_gauss` — Analyze-Gauss with GOE noise, private λ_min.
 * :mod:`pdpkit.accounting` — ObjPert's tight privacy profile, RDP, PLD, calibration.
 * :mod:`pdpkit.ops` — one-posterior sampling for linear regression: exact pDP, AdaOPS.
+* :mod:`pdpkit.stability` — self-concordant stability, recursions, private eigenvalue bounds.
+* :mod:`pdpkit.single` — releasing one parameter or one linear functional (local sensitivity).
 * :mod:`pdpkit.amp` — accounting of approximate minima perturbation.
 * :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
@@ -36,6 +38,8 @@ from . import (
     ops,
     output_perturbation,
     plotting,
+    single,
+    stability,
     report,
 )
 
@@ -57,6 +61,8 @@ __all__ = [
     "ops",
     "output_perturbation",
     "plotting",
+    "single",
+    "stability",
     "report",
     "__version__",
 ]

@@ -46,6 +46,7 @@ SAME_LAYER_ALLOWED = {
     ("_solver", "losses"),
     ("analyze_gauss", "goe"),
     ("output_perturbation", "objpert"),
+    ("stability", "objpert"),
     ("objpert", "accounting"),
     ("cli", "estimators"),
     ("__main__", "cli"),

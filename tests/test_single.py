@@ -255,7 +255,7 @@ def test_audit_alg3_gaussian_step_given_lambda_hat():
 def test_experiment_harness_shapes_and_adult_recipe():
     from pdpkit.experiments import single_parameter as ex
 
-    data = ex.make_robust_regression(500, 3, theta_norm=5.0, rng=0)
+    data = ex.make_robust_regression(500, d=3, theta_norm=5.0, rng=0)
     assert data.X.shape == (500, 3) and np.abs(data.X).max() <= 1
     assert np.linalg.norm(data.theta_star) == pytest.approx(5.0)
     res = ex.compare_methods([400, 800], swept="n", d=3, reps=2, rng=1)

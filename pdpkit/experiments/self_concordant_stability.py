@@ -28,7 +28,7 @@ __all__ = ["robust_regression_data", "ParameterChangeTightness", "parameter_chan
            "EigenvalueError", "eigenvalue_relative_error"]
 
 
-def robust_regression_data(n: int, d: int, *, theta_norm: float = 1.0, noise: float = 1.0,
+def robust_regression_data(n: int, *, d: int, theta_norm: float = 1.0, noise: float = 1.0,
                            rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""§4.1's design: ``(X, y, theta_star)`` with rows in :math:`[-1,1]^d` (norm :math:`\le\sqrt d`)."""
     gen = as_generator(rng)
@@ -86,7 +86,7 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
     c_rep = stability_constants(loss, norm_bound=r, lam=lam, neighbours="replace")
     out = {k: [] for k in ("ar", "rep", "rep_ar", "t")}
     for n in _progress(list(ns), total=len(ns), desc="neighbours", progress=progress):
-        X, y, _ = robust_regression_data(int(n), d, rng=gen)
+        X, y, _ = robust_regression_data(int(n), d=d, rng=gen)
         X /= np.sqrt(d)
         theta, H = _fit_and_hessian(X, y, loss, lam)
         eig = float(np.linalg.eigvalsh(H)[0])
@@ -146,7 +146,7 @@ def eigenvalue_relative_error(ratios: Sequence[float], *, dims: Sequence[int] = 
     for i, j, k in _progress(jobs, total=len(jobs), desc="Figure 1", progress=progress):
         d = int(dims[i])
         n = int(round(ratios[j] * d))
-        X, y, _ = robust_regression_data(n, d, rng=gen)
+        X, y, _ = robust_regression_data(n, d=d, rng=gen)
         _, H = _fit_and_hessian(X, y, loss, lam)
         lam_min = float(np.linalg.eigvalsh(H)[0])
         eb = private_eigen_bounds(X, y, loss, eps, delta, lam=lam, norm_bound=float(np.sqrt(d)), rng=gen)

@@ -74,7 +74,7 @@ class RobustData:
         return math.sqrt(self.X.shape[1])
 
 
-def make_robust_regression(n: int, d: int, *, theta_norm: float = 1.0, noise: float = 1.0,
+def make_robust_regression(n: int, *, d: int, theta_norm: float = 1.0, noise: float = 1.0,
                            rng=None) -> RobustData:
     r"""One data set of §4.1: :math:`x \sim \mathrm U[-1,1]^d`, :math:`y = \langle\theta^\star, x\rangle + s\,\mathrm{Lap}(1)`."""
     gen = as_generator(rng)
@@ -161,7 +161,7 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
         if swept == "eps" and k in cache:
             data, theta_fit = cache[k]
         else:
-            data = make_robust_regression(n_i, d, theta_norm=theta_norm, rng=gen)
+            data = make_robust_regression(n_i, d=d, theta_norm=theta_norm, rng=gen)
             theta_fit, _ = fit_and_eigs_nonprivate(data.X, data.y)
             if swept == "eps":
                 cache[k] = (data, theta_fit)

@@ -166,7 +166,7 @@ def audit_delta_curve(
         Source of randomness (``None``: fresh OS entropy).
     progress : bool or None
         A tqdm bar over the 2·``n_samples`` draws (``None``: only when a person watches,
-        see :mod:`pdpkit._progress`).
+        ``PDPKIT_PROGRESS=0`` turns it off).
 
     Returns
     -------

@@ -47,8 +47,9 @@ __all__ = [
     "prepare_rows",
 ]
 
-#: scikit-learn checks that :func:`sklearn.utils.estimator_checks.check_estimator` is told to
-#: expect to fail, with the reason (passed as ``expected_failed_checks``).
+#: scikit-learn checks that ``sklearn.utils.estimator_checks.check_estimator`` is told to
+#: expect to fail, with the reason (passed as ``expected_failed_checks``). Empty: both
+#: estimators pass every check (with ``row_norm="clip"``, as the checks' data are unbounded).
 EXPECTED_FAILED_CHECKS: dict[str, str] = {}
 
 _REPORT_METHODS = ("data-independent", "data-dependent", "adaptive")
@@ -241,7 +242,7 @@ class ObjPertClassifier(ClassifierMixin, _ObjPertBase):
         Regularization λ and objective noise σ. Left ``None``: calibrated for (ε, δ) by
         :func:`pdpkit.accounting.objpert_calibrate` (σ = 1.3 × the Gaussian mechanism's, then the
         smallest λ), or the missing one solved given the other. Both given: nothing is
-        calibrated and the guarantee is computed (:meth:`privacy_spent`).
+        calibrated and the guarantee is computed (``privacy_spent()``).
     norm_bound : float
         Bound R on the Euclidean norm of the feature rows passed to ``fit`` (see the module).
     row_norm : {"raise", "clip"}

@@ -457,7 +457,8 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
         :math:`n\beta r^2`); ``ValueError`` if it is below it.
     domain : {"l2", "linf"}
         Gradient set of Props 8.2 (an :math:`\ell_2` ball) or 8.3 (a cube).
-    Other parameters as in :func:`local_output_perturbation`.
+    X, y, loss, eps, delta, lam, norm_bound, rng, size, ...
+        As in :func:`local_output_perturbation`.
 
     Returns
     -------

@@ -86,7 +86,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     :func:`pdpkit.amp.amp_calibrate` (RDP accounting, σ = f·σ_Gauss) and
     :func:`pdpkit.amp.amp_fit`. ``calibration_cache`` (a dict) shares the noise calibrations
     between data sets of the same size. ``progress``: a tqdm bar over the (ε, trial) runs
-    (``None``: only when a person watches, see :mod:`pdpkit._progress`).
+    (``None``: only when a person watches, ``PDPKIT_PROGRESS=0`` turns it off).
     """
     gen = as_generator(rng)
     n = X_train.shape[0]

@@ -16,7 +16,7 @@ __all__ = ["accuracy_curve"]
 
 def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta: float, seeds: int = 2,
                    progress: bool | None = None, **estimator_kwargs: Any) -> dict[str, np.ndarray]:
-    r"""Mean test accuracy of :class:`pdpkit.estimators.ObjPertClassifier` at each ε (seeds 0, …, ``seeds``−1).
+    r"""Mean test accuracy of :class:`pdpkit.estimators.ObjPertClassifier` at each ε, over the seeds ``0, 1, …, seeds - 1``.
 
     Returns ``{"eps": ..., "accuracy": ..., "std": ...}`` (standard deviation over seeds).
     """

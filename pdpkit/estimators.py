@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import metadata_routing
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -43,6 +44,7 @@ from .objpert import Guarantee, Release, objpert_fit, objpert_release
 __all__ = [
     "ObjPertClassifier",
     "ObjPertRegressor",
+    "ObjPertEstimator",
     "EXPECTED_FAILED_CHECKS",
     "prepare_rows",
 ]
@@ -82,8 +84,14 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     return X
 
 
-class _ObjPertBase(BaseEstimator):
-    """Shared machinery of the two estimators (not public)."""
+class ObjPertEstimator(BaseEstimator):
+    """What the two estimators share: calibration, the fit, the release, the report and the guarantee.
+
+    Not used directly: use :class:`ObjPertClassifier` or :class:`ObjPertRegressor`.
+    """
+
+    # ``score`` takes no sample weights: no ``set_score_request`` metadata routing.
+    __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
 
     _default_loss = "logistic"
 
@@ -229,7 +237,7 @@ class _ObjPertBase(BaseEstimator):
         return np.asarray(self.report_.epsilon_bound(rows, ys, uniform=uniform))
 
 
-class ObjPertClassifier(ClassifierMixin, _ObjPertBase):
+class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     r"""Private binary linear classifier by objective perturbation, (ε, δ)-DP with the tight accountant.
 
     Parameters
@@ -342,7 +350,7 @@ class ObjPertClassifier(ClassifierMixin, _ObjPertBase):
         return np.column_stack([log_expit(-s), log_expit(s)])
 
 
-class ObjPertRegressor(RegressorMixin, _ObjPertBase):
+class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
     r"""Private robust linear regression by objective perturbation, (ε, δ)-DP with the tight accountant.
 
     The squared loss has an unbounded gradient (no finite guarantee without bounding the

@@ -1056,7 +1056,7 @@ class Release:
         }
 
     def to_json(self, **kwargs: Any) -> str:
-        """The release as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
+        """The release as JSON text (``kwargs`` go to ``json.dumps``, e.g. ``indent=2``)."""
         import json
 
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)

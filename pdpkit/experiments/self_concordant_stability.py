@@ -133,7 +133,7 @@ class EigenvalueError:
 def eigenvalue_relative_error(ratios: Sequence[float], *, dims: Sequence[int] = (5, 10, 20), eps: float = 1.0,
                               delta: float = 1e-6, reps: int = 3, lam: float = 0.0, rng=None,
                               progress: bool | None = None) -> EigenvalueError:
-    r"""Figure 1: :math:`|\hat\lambda - \lambda_{\min}|/\lambda_{\min}` of Alg 2 (:func:`private_eigen_bounds`).
+    r"""Figure 1: :math:`|\hat\lambda - \lambda_{\min}|/\lambda_{\min}` of Alg 2 (:func:`~pdpkit.stability.private_eigen_bounds`).
 
     Robust regression on §4.1's design with :math:`\|\theta^\star\| = 1`, :math:`\sigma = 1`,
     ``norm_bound`` :math:`= \sqrt d` (rows in :math:`[-1,1]^d`), :math:`n = \text{ratio}\cdot d`,

@@ -34,6 +34,8 @@ SIZES = frozenset({"d", "n"})
 
 #: (module, function, parameter) -> why it may stay positional.
 ALLOWED = {
+    ("pdpkit.experiments.privacy_report", "ReportVsTruth.ratio", "method"):
+        "selects which stored result to read, not a mechanism parameter",
     ("pdpkit.report", "rho_parts", "rho"):
         "the total failure probability being split is the function's input (its data), as in a swept quantity",
     ("pdpkit.gaussian", "gaussian_pdp_epsilon", "sensitivity"):

@@ -50,9 +50,9 @@ def test_data_dependent_lambda_is_the_threshold_of_the_report():
     data = _data(d=4)
     s_h = 0.01
     tau = goe.goe_norm_bound(4, rho=0.05 / 2)  # Hessian's share: half of rho, by hand
-    lam = ex.data_dependent_lambda(0.01, 4, sigma_hessian=s_h, rho=0.05)
+    lam = ex.data_dependent_lambda(lam=0.01, d=4, sigma_hessian=s_h, rho=0.05)
     assert lam == pytest.approx(2 * tau * s_h, rel=1e-12)
-    assert ex.data_dependent_lambda(10.0, 4, sigma_hessian=s_h, rho=0.05) == 10.0
+    assert ex.data_dependent_lambda(lam=10.0, d=4, sigma_hessian=s_h, rho=0.05) == 10.0
     fit = objpert_fit(data.X, data.y, "logistic", lam=lam, sigma=1.0, rng=1)
     report.privacy_report(fit, data.X, data.y, method="data-dependent", sigma_hessian=s_h, rng=2)
     fit_low = objpert_fit(data.X, data.y, "logistic", lam=lam * (1 - 1e-6), sigma=1.0, rng=1)
@@ -71,7 +71,7 @@ def test_worst_case_report_shapes_and_consistency():
 
 
 def test_coverage_scenarios_against_beta_quantile_and_printed_variants():
-    c = ex.report_coverage_scenarios(15, 3, lam=0.05, sigma=0.5, method="data-dependent",
+    c = ex.report_coverage_scenarios(15, d=3, lam=0.05, sigma=0.5, method="data-dependent",
                                      sigma_gradient=0.05, sigma_hessian=0.002, rho=0.1,
                                      n_draws=60, rng=7)
     k, n = c.failures, c.n_draws
@@ -89,7 +89,7 @@ def test_budget_allocation_calibrates_each_release_exactly():
     res = ex.budget_allocation(data.X, data.y, splits, delta=1e-5, rho=0.05, rng=1)
     run = res.dependent[0]
     s_h = gaussian.gaussian_sigma(0.3, 1e-5, sensitivity=0.25 / math.sqrt(2))
-    assert res.lam[0] == pytest.approx(ex.data_dependent_lambda(1.0, 4, sigma_hessian=float(s_h), rho=0.05))
+    assert res.lam[0] == pytest.approx(ex.data_dependent_lambda(lam=1.0, d=4, sigma_hessian=float(s_h), rho=0.05))
     # the Hessian's sigma gives exactly (0.3, 1e-5) by the Gaussian privacy profile
     assert gaussian.gaussian_delta(0.3, sensitivity=0.25 / math.sqrt(2), sigma=s_h) == pytest.approx(1e-5, rel=1e-6)
     assert run.overhead_dp["data-dependent"] < 0.3 + 0.2  # composed tightly: below the sum
@@ -103,4 +103,4 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="splits"):
         ex.budget_allocation(data.X, data.y, [(0.5, 0.5)])
     with pytest.raises(ValueError, match="rho"):
-        ex.report_coverage_scenarios(10, 2, lam=1.0, sigma=1.0, rho=1.5)
+        ex.report_coverage_scenarios(10, d=2, lam=1.0, sigma=1.0, rho=1.5)

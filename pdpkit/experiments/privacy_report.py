@@ -66,7 +66,7 @@ def _check_methods(methods: Sequence[str]) -> tuple[str, ...]:
     return methods
 
 
-def data_dependent_lambda(lam: float, d: int, *, sigma_hessian: float, rho: float) -> float:
+def data_dependent_lambda(*, lam: float, d: int, sigma_hessian: float, rho: float) -> float:
     r""":math:`\max\{\lambda, 2\tau\sigma_H\}`: the smallest regularization at least ``lam`` for which
     the data-dependent report (Prop 21) applies, with :math:`\tau` as in
     :func:`pdpkit.report.privacy_report` (Lemma 20 at the Hessian's share of ``rho``).
@@ -280,7 +280,7 @@ def budget_allocation(X: Any, y: Any, splits: Sequence[Sequence[float]], *, eps_
         lam1, sig1 = objpert_calibrate_classic(float(e1), delta, loss="logistic")
         s_h = float(gaussian_sigma(float(eh), delta=delta, sensitivity=beta / math.sqrt(2.0)))
         s_g = float(gaussian_sigma(float(eg), delta=delta, sensitivity=L))
-        lam = data_dependent_lambda(lam1, X.shape[1], sigma_hessian=s_h, rho=rho)
+        lam = data_dependent_lambda(lam=lam1, d=X.shape[1], sigma_hessian=s_h, rho=rho)
         lams.append(lam)
         runs.append(report_vs_truth(X, y, logistic, lam=lam, sigma=sig1, methods=("data-dependent",),
                                     sigma_hessian=s_h, sigma_gradient=s_g, rho=rho, delta=delta, rng=gen))
@@ -328,7 +328,7 @@ class CoverageScenarios:
     cross_printed_failures: np.ndarray
 
 
-def report_coverage_scenarios(n: int, d: int, *, lam: float, sigma: float, method: str = "adaptive",
+def report_coverage_scenarios(n: int, *, d: int, lam: float, sigma: float, method: str = "adaptive",
                               sigma_gradient: float | None = None, sigma_hessian: float | None = None,
                               sigma_lambda_min: float | None = None, rho: float = 0.1, n_draws: int = 200,
                               outlier_scale: float = 0.05, alpha: float = 0.05,

@@ -23,7 +23,7 @@ def _explicit_shifts(X, y, lam):
 
 
 def test_noise_shape_pdp_matches_explicit_refits():
-    X, y, _ = ex.anisotropic_regression(15, 3, cond=10.0, rng=1)
+    X, y, _ = ex.anisotropic_regression(15, d=3, cond=10.0, rng=1)
     lam, mse, delta = 0.7, 0.2, 1e-5
     got = ex.noise_shape_pdp(X, y, lam=lam, noise_mse=mse, delta=delta)
     H = X.T @ X + lam * np.eye(3)
@@ -52,7 +52,7 @@ def test_scalar_instance_realizes_leverage_and_residual(mu):
 
 
 def test_ops_mse_check_formulas_and_monte_carlo():
-    X, _, th0 = ex.anisotropic_regression(30, 2, rng=3)
+    X, _, th0 = ex.anisotropic_regression(30, d=2, rng=3)
     # at sigma = 1, lam = 0 the printed and the exact formula coincide (closed form)
     c1 = ex.ops_mse_check(X, th0, sigma=1.0, lam=0.0, gamma=0.7, reps=2, rng=0)
     assert np.isclose(c1.exact, c1.printed, rtol=1e-12)
@@ -70,7 +70,7 @@ def test_output_perturbation_vs_n_uses_the_global_bound():
 
 
 def test_ops_vs_gamma_orders_the_privacy_notions():
-    X, y, _ = ex.anisotropic_regression(200, 3, rng=6)
+    X, y, _ = ex.anisotropic_regression(200, d=3, rng=6)
     res = ex.ops_vs_gamma(X, y, [0.05, 1.0], lam=5.0, delta=1e-6)
     assert np.all(res.members_median <= res.members_max)
     assert np.all(res.members_max <= res.pdp_for_all) and np.all(res.pdp_for_all <= res.dp_epsilon)

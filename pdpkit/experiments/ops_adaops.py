@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-def anisotropic_regression(n: int, d: int, *, cond: float = 1.0, noise: float = 0.1, clip: bool = True,
+def anisotropic_regression(n: int, *, d: int, cond: float = 1.0, noise: float = 0.1, clip: bool = True,
                            rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Linear-Gaussian data with unit rows and an ill-conditioned design.
 
@@ -160,7 +160,7 @@ def output_perturbation_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: fl
     rng = as_generator(rng)
     dp, members = [], []
     for n in ns:
-        X, y, _ = anisotropic_regression(int(n), d, noise=noise, rng=rng)
+        X, y, _ = anisotropic_regression(int(n), d=d, noise=noise, rng=rng)
         dp.append(float(gaussian_epsilon(delta, sensitivity=ridge_global_sensitivity_bound(int(n), lam=lam),
                                          sigma=sigma)))
         sens = ridge_removal_sensitivity_nonprivate(X, y, lam=lam)
@@ -271,7 +271,7 @@ def members_pdp_scaling(ns: Sequence[int], conds: Sequence[float], *, d: int, ga
     out = np.empty((len(ns), len(conds)))
     for i, n in enumerate(ns):
         for j, c in enumerate(conds):
-            X, y, _ = anisotropic_regression(int(n), d, cond=c, noise=sigma, clip=False, rng=rng)
+            X, y, _ = anisotropic_regression(int(n), d=d, cond=c, noise=sigma, clip=False, rng=rng)
             e = ops_pdp_epsilon(X, y, X, y, lam=lam, gamma=gamma, delta=delta, member=True)
             out[i, j] = np.mean(e**2) / (sigma**2 * d * gamma * np.log(2 / delta) / n)
     return out
@@ -316,7 +316,7 @@ def accuracy_table(eps: float, delta: float, *, n: int, d: int, seeds: Sequence[
     lam_a, gam_a = [], []
     for k, s in enumerate(seeds):
         rng = np.random.default_rng(s)
-        X, y, theta0 = anisotropic_regression(n + n_test, d, cond=cond, noise=noise, rng=rng)
+        X, y, theta0 = anisotropic_regression(n + n_test, d=d, cond=cond, noise=noise, rng=rng)
         Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
         ada = adaops_fit(Xtr, ytr, eps, delta, kappa=kappa, rng=rng)
         lam_a.append(ada.lam)
@@ -346,7 +346,7 @@ def _clipped_loss(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray
     return np.minimum(1.0, (y - X @ theta) ** 2 / 4.0)
 
 
-def generalization_gap(n: int, d: int, *, lam: float, gamma: float, delta: float, datasets: int,
+def generalization_gap(n: int, *, d: int, lam: float, gamma: float, delta: float, datasets: int,
                        targets: int = 200, noise: float = 0.3, rng=None) -> GeneralizationGap:
     r"""On-average generalization gap of OPS under :math:`\ell = \min\{1, (y - x^\top\theta)^2/4\}`.
 
@@ -362,7 +362,7 @@ def generalization_gap(n: int, d: int, *, lam: float, gamma: float, delta: float
     gaps = np.empty(datasets)
     table = np.empty((datasets, targets))
     for k in range(datasets):
-        X, y, _ = anisotropic_regression(n + targets, d, noise=noise, rng=rng)
+        X, y, _ = anisotropic_regression(n + targets, d=d, noise=noise, rng=rng)
         Xtr, ytr, Xz, yz = X[:n], y[:n], X[n:], y[n:]
         th = ops_fit(Xtr, ytr, lam=lam, gamma=gamma, rng=rng).theta
         gaps[k] = np.mean(_clipped_loss(th, Xz, yz)) - np.mean(_clipped_loss(th, Xtr, ytr))

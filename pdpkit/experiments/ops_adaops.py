@@ -190,7 +190,7 @@ def ops_vs_gamma(X: np.ndarray, y: np.ndarray, gammas: Sequence[float], *, lam: 
     * ``dp_epsilon``: :func:`~pdpkit.ops.ops_dp_epsilon` over data sets of ≤ n records;
     * ``pdp_for_all``: the exact pDP at the corner :math:`\mu = 1/\lambda_{\min}(H)`,
       :math:`|r| = 1 + \norm{\hat\theta}` (an upper bound on the sup over
-      :math:`\norm x \le 1, |y| \le 1` when the exact pDP is increasing in μ and |r| — the
+      :math:`\norm x \le 1, |y| \le 1` when the exact pDP is increasing in μ and in :math:`|r|` — the
       chapter checks this on a grid);
     * ``members_median``, ``members_max``: the exact pDP of every member;
     * ``expmech_epsilon``: the pure ε of the sampler restricted to the ball of radius

@@ -38,7 +38,7 @@ def _diffprivlib(Xtr, ytr, Xte, yte) -> dict | None:
         path = pathlib.Path(tmp) / "adult.npz"
         np.savez(path, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
         res = subprocess.run([str(BENCH_PYTHON), str(pathlib.Path(__file__).with_name("_diffprivlib_worker.py")),
-                              str(path), ",".join(map(str, EPS)), str(SEEDS)], capture_output=True, text=True)
+                              "logistic", str(path), ",".join(map(str, EPS)), str(SEEDS)], capture_output=True, text=True)
     if res.returncode:
         print(f"[estimators] diffprivlib failed: {res.stderr.strip().splitlines()[-1:]}")
         return None

@@ -128,7 +128,7 @@ def _chol_lower(H_upper: np.ndarray) -> np.ndarray:
 # Large-n shortcuts (see _newton): a random 1/_SUB_FRACTION of the rows is used for a warm
 # start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
 _SUB_FRACTION = 16
-_SUB_MIN_ROWS_PER_DIM = 20
+_SUB_MIN_ROWS_PER_DIM = 10
 _SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
 _CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
 

@@ -26,6 +26,8 @@ non-private fit are not kept, so the fitted estimator (and its pickle) may be pu
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -80,8 +82,26 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
                              f"rescale the features, raise norm_bound, or pass row_norm='clip'")
         X = X * np.minimum(1.0, R / np.where(norms > 0, norms, 1.0))[:, None]
     if fit_intercept:
-        X = np.hstack([X, np.full((X.shape[0], 1), R)])
+        out = np.empty((X.shape[0], X.shape[1] + 1))
+        out[:, :-1] = X
+        out[:, -1] = R
+        return out
     return X
+
+
+@functools.lru_cache(maxsize=128)
+def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | None,
+                 sigma: float | None) -> tuple[float, float, float]:
+    """(lam, sigma, eps spent) by the tight accountant; cached, as grid searches and seeds repeat it."""
+    if lam is None and sigma is None:
+        lam, sigma = objpert_calibrate(eps, delta, L=L, beta=beta, sharp=True)
+    elif lam is None:
+        lam = objpert_lambda(eps, delta, L=L, beta=beta, sigma=sigma, sharp=True)
+    elif sigma is None:
+        sigma = objpert_sigma(eps, delta, L=L, beta=beta, lam=lam, sharp=True)
+    else:
+        return lam, sigma, float(objpert_epsilon(delta, L=L, beta=beta, lam=lam, sigma=sigma, sharp=True))
+    return float(lam), float(sigma), eps  # calibrated: delta(eps) <= delta by construction (safe side)
 
 
 class ObjPertEstimator(BaseEstimator):
@@ -132,19 +152,10 @@ class ObjPertEstimator(BaseEstimator):
         """(lam, sigma, guarantee) by the tight accountant (sharp log-determinant constant)."""
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
-        eps, delta = float(self.epsilon), float(self.delta)
-        if self.lam is None and self.sigma is None:
-            lam, sigma = objpert_calibrate(eps, delta, L=L, beta=beta, sharp=True)
-        elif self.lam is None:
-            sigma = float(self.sigma)
-            lam = objpert_lambda(eps, delta, L=L, beta=beta, sigma=sigma, sharp=True)
-        elif self.sigma is None:
-            lam = float(self.lam)
-            sigma = objpert_sigma(eps, delta, L=L, beta=beta, lam=lam, sharp=True)
-        else:
-            lam, sigma = float(self.lam), float(self.sigma)
-        spent = float(objpert_epsilon(delta, L=L, beta=beta, lam=lam, sigma=sigma, sharp=True))
-        return lam, sigma, Guarantee(epsilon=spent, delta=delta, accounting="objpert-profile")
+        lam, sigma, spent = _calibration(float(self.epsilon), float(self.delta), L, beta,
+                                         None if self.lam is None else float(self.lam),
+                                         None if self.sigma is None else float(self.sigma))
+        return lam, sigma, Guarantee(epsilon=spent, delta=float(self.delta), accounting="objpert-profile")
 
     def _rows(self, X: np.ndarray) -> np.ndarray:
         return prepare_rows(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept)
@@ -168,11 +179,10 @@ class ObjPertEstimator(BaseEstimator):
             report = _report.privacy_report(fit, rows, y_signed, method=self.report, rho=float(self.rho),
                                             rng=rng, **scales)
         names = getattr(self, "feature_names_in_", None)
-        release = objpert_release(fit, delta=float(self.delta), norm_bound=float(self.norm_bound),
+        release = objpert_release(fit, delta=None, norm_bound=float(self.norm_bound),
                                   fit_intercept=bool(self.fit_intercept), report=report, classes=classes,
                                   feature_names=None if names is None else list(names), row_norm=self.row_norm)
-        if not release.guarantee.epsilon <= guarantee.epsilon * (1 + 1e-12):  # pragma: no cover - same accountant
-            raise RuntimeError("the release's guarantee differs from the calibration's")
+        release = dataclasses.replace(release, guarantee=guarantee)  # the calibration's, same accountant
         self.release_ = release
         self.report_ = report
         self.coef_ = np.array(release.coef)

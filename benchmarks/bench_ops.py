@@ -53,11 +53,13 @@ def _accuracy_with_diffprivlib() -> None:
         print("[ops] diffprivlib: .venv-bench missing (make bench creates it); skipped")
     print(f"[ops] test MSE, mean over {len(SEEDS)} seeds (n={n}, d={d}); ours (eps, 1e-6)-DP, diffprivlib pure eps")
     head = "  ".join(f"{m:>20s}" for m in tables[EPS[0]].methods)
-    print(f"[ops] {'eps':>4}  {head}  {'diffprivlib LinReg':>20s}")
+    print(f"[ops] {'eps':>4}  {head}  {'diffprivlib LinReg':>20s}  (median over seeds: AdaOPS, diffprivlib)")
     for eps in EPS:
         t = tables[eps]
         cells = "  ".join(f"{v:20.4f}" for v in t.mse.mean(axis=0))
-        extra = f"{np.mean(dpl[str(eps)]):20.4f}" if dpl else f"{'-':>20s}"
+        extra = f"{np.mean(dpl[str(eps)]):20.4g}" if dpl else f"{'-':>20s}"
+        if dpl:
+            extra += f"  ({np.median(t.mse[:, 1]):.4f}, {np.median(dpl[str(eps)]):.4f})"
         print(f"[ops] {eps:4.1f}  {cells}  {extra}", flush=True)
 
 

@@ -329,15 +329,8 @@ def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, e
     rel = st.recursive_release(eig_min, st.qsc_lambda_min_recursion(consts), e2, d2, rng=gen, size=m)
     lam_hat = np.asarray(rel.bound, dtype=float).reshape(m)
     t = np.asarray(st.parameter_change_bound(lam_hat, consts), dtype=float).reshape(m)
-    ok = np.isfinite(t) & (lam_hat + lam > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sens = np.where(ok, t + 2.0 * tau / (lam_hat + lam), np.nan)
-    scale = noise_multiplier(e2, d2, method=noise) * sens
-    value = _release(theta, scale, ok, gen, size)
-    parts = (("lambda_min (Alg 2, Prop 6.1)", e2, d2), ("Gaussian step (Lemma 2.3, Obs 2.4)", e2, d2))
-    return LocalRelease(value=value, released=_released(ok, size), scale=_scalarize(scale, size),
-                        lambda_min=_scalarize(lam_hat, size), lambda_max=_scalarize(np.full(m, np.nan), size),
-                        eps=eps, delta=delta, parts=parts)
+    return _local_gaussian_release(theta, t, lam_hat, lam=lam, tau=tau, eps=eps, delta=delta, noise=noise,
+                                   gen=gen, size=size, certificate="lambda_min (Alg 2, Prop 6.1)")
 
 
 # ================================================================ Alg 7: smooth losses
@@ -384,12 +377,27 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
     W = np.asarray(st.smooth_parameter_change_bound(lam_hat, G0=G0, G2=G2, n_max=n_max, lam=lam,
                                                      neighbours=neighbours),
                    dtype=float).reshape(m)
-    ok = np.isfinite(W) & (lam_hat + lam > 0)
+    return _local_gaussian_release(theta, W, lam_hat, lam=lam, tau=tau, eps=eps, delta=delta, noise=noise,
+                                   gen=gen, size=size, certificate="lambda_min (Alg 6, Cor 6.2)")
+
+
+def _local_gaussian_release(theta: np.ndarray, change: np.ndarray, lam_hat: np.ndarray, *, lam: float, tau: float,
+                            eps: float, delta: float, noise: str, gen: np.random.Generator, size: int | None,
+                            certificate: str) -> LocalRelease:
+    """Alg 3 / Alg 7's last step: θ plus Gaussian noise at the certified parameter change, or ⊥.
+
+    ``change`` is the certified bound on ‖θ(D) − θ(D′)‖ at each certified λ̂ (inf: not
+    certified → ⊥); the solver's gradient tolerance ``tau`` adds 2τ/(λ̂ + λ). Half of the
+    budget went to the certificate, half goes here.
+    """
+    e2, d2 = eps / 2.0, delta / 2.0
+    m = lam_hat.shape[0]
+    ok = np.isfinite(change) & (lam_hat + lam > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        sens = np.where(ok, W + 2.0 * tau / (lam_hat + lam), np.nan)
+        sens = np.where(ok, change + 2.0 * tau / (lam_hat + lam), np.nan)
     scale = noise_multiplier(e2, d2, method=noise) * sens
     value = _release(theta, scale, ok, gen, size)
-    parts = (("lambda_min (Alg 6, Cor 6.2)", e2, d2), ("Gaussian step (Lemma 2.3, Obs 2.4)", e2, d2))
+    parts = ((certificate, e2, d2), ("Gaussian step (Lemma 2.3, Obs 2.4)", e2, d2))
     return LocalRelease(value=value, released=_released(ok, size), scale=_scalarize(scale, size),
                         lambda_min=_scalarize(lam_hat, size), lambda_max=_scalarize(np.full(m, np.nan), size),
                         eps=eps, delta=delta, parts=parts)

@@ -2,11 +2,13 @@ r"""The ``pdpkit`` command line: fit a private model from a CSV, report, predict
 
 ::
 
-    pdpkit fit DATA.csv --label COL --epsilon E --delta D [--loss logistic|huber|robust_log]
+    pdpkit fit DATA.csv --label COL --epsilon E --delta D
+               [--loss logistic|huber|robust_log]
                [--norm-bound R] [--row-norm raise|clip] [--no-intercept]
                [--report METHOD --report-epsilon E2 --report-delta D2] [--rho P] [--seed S]
                --out RELEASE.json
-    pdpkit report RELEASE.json TARGETS.csv --label COL --out REPORT.csv [--plot PNG] [--uniform]
+    pdpkit report RELEASE.json TARGETS.csv --label COL --out REPORT.csv
+                  [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv --out PRED.csv
 
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``, the default;

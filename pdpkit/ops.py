@@ -3,9 +3,11 @@ r"""One-posterior sampling (OPS) for linear regression: exact per-instance priva
 Source: Wang, *Per-instance differential privacy* (document 001), §2.3, §3, §4 and
 App. A–B. Convention of Thm 4.1: OPS releases one sample of
 
-.. math:: p(\theta \mid X, y) \propto \exp\!\big(-\tfrac{\gamma}{2}(\lVert y - X\theta\rVert^2
-          + \lambda\lVert\theta\rVert^2)\big) = \mathcal N(\hat\theta_\lambda, H^{-1}/\gamma),
-          \qquad H = X^\top X + \lambda I,
+.. math:: \begin{aligned}
+          p(\theta \mid X, y) &\propto \exp\!\big(-\tfrac{\gamma}{2}(\lVert y - X\theta\rVert^2
+          + \lambda\lVert\theta\rVert^2)\big) \\
+          &= \mathcal N(\hat\theta_\lambda, H^{-1}/\gamma), \qquad H = X^\top X + \lambda I,
+          \end{aligned}
 
 with :math:`\lambda \ge 0` allowed whenever :math:`H \succ 0`. A target
 :math:`z = (x, y)` with ``member=True`` is a row of the data (its neighbour is
@@ -19,9 +21,11 @@ given t the two posteriors have the same conditional law on the rest (the ratio 
 function of t), so every hockey-stick, Rényi or ex-post quantity of the pair equals
 that of the two laws of t. In units :math:`u = (t - x^\top\hat\theta_S)\sqrt{\gamma/\mu}`:
 
-.. math:: P_S = \mathcal N(0, 1), \qquad P_{S+z} = \mathcal N\big(a, v\big), \quad
-          v = \frac{1}{1+\mu} = 1 - w,\; w = \frac{\mu}{1+\mu},\;
+.. math:: \begin{aligned}
+          &P_S = \mathcal N(0, 1), \qquad P_{S+z} = \mathcal N\big(a, v\big), \\
+          &v = \frac{1}{1+\mu} = 1 - w,\quad w = \frac{\mu}{1+\mu},\quad
           a = \frac{r\sqrt{\gamma\mu}}{1+\mu}
+          \end{aligned}
 
 (Sherman–Morrison: :math:`x^\top\hat\theta_{S+z} - x^\top\hat\theta_S = \mu r/(1+\mu)` and
 :math:`x^\top H_{S+z}^{-1}x = \mu/(1+\mu)`). For a member with in-sample leverage

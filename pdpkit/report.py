@@ -497,10 +497,13 @@ class PrivacyReport:
 
         .. math::
 
-           \bar\epsilon_1^P = \min\Bigl\{-\log(1 - c_2\bar\mu),\;
+           \begin{aligned}
+           \bar\epsilon_1^P = {} & \min\Bigl\{-\log(1 - c_2\bar\mu),\;
            \log\Bigl(1 + \tfrac{c_2\|x\|^2}{\max\{\lambda, \underline\lambda - c_2\|x\|^2\}}\Bigr)\Bigr\}
-           + \frac{c_1^2\|x\|^2}{2\sigma^2} + \frac{\min\{\sigma|c_1|\|x\|q,\;
+           + \frac{c_1^2\|x\|^2}{2\sigma^2} \\
+           & + \frac{\min\{\sigma|c_1|\|x\|q,\;
            |c_1\hat g^\top x| + \sigma_2|c_1|\|x\|q\}}{\sigma^2}
+           \end{aligned}
 
         (the first entry of the min is :math:`\infty` when :math:`c_2\bar\mu \ge 1`; the second
         entry of the last min only with a released gradient). It holds for a member and a

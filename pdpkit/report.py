@@ -53,9 +53,10 @@ Where this module departs from the printed source (evidence in ``tests/test_repo
 * Prop 12's proof mixes :math:`\hat\lambda^P_{\min}` with its lower confidence value; only
   the lower value :math:`\underline\lambda` makes the chain valid (used throughout).
 * The additive error of the released-gradient cross term is :math:`2\sigma_2|f'|\|x\|z/\sigma^2`,
-  not :math:`|f'|\|x\|z/\sigma_2` (Thm 10, 13, Prop 15); a union bound over :math:`m` two-sided
-  events needs :math:`\log(2m/\rho)`, not :math:`\log(m/\rho)` (Prop 15; here the exact
-  :math:`\Phi^{-1}(1 - \rho/(2m))`).
+  not :math:`|f'|\|x\|z/\sigma_2` (Thm 10, 13, Prop 15). Prop 15's union bound over :math:`m`
+  two-sided events with :math:`\sqrt{2\log(m/\rho)}` is valid, since
+  :math:`2\bar\Phi(t) \le e^{-t^2/2}` for :math:`t \ge 0`; the exact quantile
+  :math:`\Phi^{-1}(1 - \rho/(2m))` used here is smaller.
 * Alg 2 has no branch for :math:`\lambda < 2\tau\sigma_H`: :func:`privacy_report` raises.
 """
 

@@ -309,6 +309,15 @@ def parameter_change_bound(eig_min: ArrayLike, consts: StabilityConstants) -> np
     return out
 
 
+def _smooth_constants(G0: Any, G2: Any, lam: Any, n_max: Any, neighbours: Any) -> tuple[float, float, float, float]:
+    """Checked (G0, summed G2 = n_max·G2, lam, tau) of the smooth (non-q.s.c.) analysis, §6.2 / Props 5.1–5.2."""
+    G0 = float(check_positive(G0, "G0"))
+    G2 = float(check_nonnegative(G2, "G2")) * float(check_positive(n_max, "n_max"))
+    lam = float(check_nonnegative(lam, "lam"))
+    neighbours = _check_option(neighbours, "neighbours", _NEIGHBOURS)
+    return G0, G2, lam, (G0 if neighbours == "add_remove" else 2.0 * G0)
+
+
 def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, n_max: float, lam: float = 0.0,
                                   neighbours: str = "add_remove") -> np.ndarray:
     r"""Prop 5.2 (with Prop 5.1's existence condition) for generic smooth losses, our convention.
@@ -325,12 +334,7 @@ def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, n
     ``n_max=1`` with the summed constant as ``G2`` if that is what you have).
     """
     e = as_finite_array(eig_min, "eig_min")
-    G0 = float(check_positive(G0, "G0"))
-    G2 = float(check_nonnegative(G2, "G2"))
-    lam = float(check_nonnegative(lam, "lam"))
-    neighbours = _check_option(neighbours, "neighbours", _NEIGHBOURS)
-    G2 = G2 * float(check_positive(n_max, "n_max"))
-    tau = G0 if neighbours == "add_remove" else 2.0 * G0
+    G0, G2, lam, tau = _smooth_constants(G0, G2, lam, n_max, neighbours)
     Lam = e + lam
     with np.errstate(invalid="ignore", divide="ignore"):
         disc = Lam * Lam - 4.0 * G2 * tau
@@ -648,13 +652,8 @@ def smooth_lambda_min_recursion(*, G0: float, G1: float, G2: float, n_max: float
     as in :func:`smooth_parameter_change_bound`.
     Nondecreasing, so Prop 6.1 applies.
     """
-    G0 = float(check_positive(G0, "G0"))
     G1 = float(check_nonnegative(G1, "G1"))
-    G2 = float(check_nonnegative(G2, "G2"))
-    lam = float(check_nonnegative(lam, "lam"))
-    neighbours = _check_option(neighbours, "neighbours", _NEIGHBOURS)
-    G2 = G2 * float(check_positive(n_max, "n_max"))
-    tau = G0 if neighbours == "add_remove" else 2.0 * G0
+    G0, G2, lam, tau = _smooth_constants(G0, G2, lam, n_max, neighbours)
     a = 4.0 * G2 * tau
 
     def fn(e: np.ndarray) -> np.ndarray:

@@ -18,6 +18,8 @@ __all__ = [
     "check_probability",
     "check_int_at_least",
     "as_generator",
+    "check_member_flags",
+    "check_member_records",
 ]
 
 
@@ -88,3 +90,68 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
             raise ValueError(f"{name} must be a non-negative integer seed; got {rng}")
         return np.random.default_rng(int(rng))
     raise TypeError(f"{name} must be an int seed, a numpy.random.Generator or None; got {type(rng).__name__}")
+
+
+def check_member_flags(member: Any, m: int) -> np.ndarray:
+    """``member`` as one bool per target: a bool for all ``m`` targets, or an array of ``m`` bools.
+
+    ``True``: the target is a record of the data set (neighbour: remove it); ``False``: a
+    newcomer (neighbour: add it). ``TypeError`` for non-bools, ``ValueError`` for a wrong length.
+    """
+    arr = np.asarray(member)
+    if arr.dtype != np.bool_:
+        raise TypeError("member must be a bool or an array of bools (True: z in D, removal; False: z not in D, "
+                        f"addition); got dtype {arr.dtype}")
+    if arr.ndim == 0:
+        return np.full(m, bool(arr))
+    if arr.shape != (m,):
+        raise ValueError(f"member must be a bool or have shape ({m},); got {arr.shape}")
+    return arr
+
+
+#: Odd 64-bit multipliers of the record hash (one per column, cycled), fixed once.
+_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def _records(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records (x_i, y_i) as columns of uint64 words (-0.0 read as 0.0), and a 64-bit hash of each."""
+    Z = np.empty((X.shape[1] + 1, X.shape[0]))
+    Z[:-1] = X.T
+    Z[-1] = y
+    Z += 0.0  # -0.0 -> 0.0, so equal values have equal bits
+    W = Z.view(np.uint64)
+    mult = _HASH_MULT[np.arange(W.shape[0]) % _HASH_MULT.size]
+    H = W ^ (W >> np.uint64(31))
+    H *= mult[:, None]  # wraps modulo 2**64
+    return W, H.sum(axis=0, dtype=np.uint64)
+
+
+def check_member_records(X: np.ndarray, y: np.ndarray, tx: np.ndarray, ty: np.ndarray, member: np.ndarray) -> None:
+    """``ValueError`` naming ``target_x[j]`` unless every target flagged ``member`` is a record (x_i, y_i).
+
+    Exact: records are matched by a 64-bit hash of their float64 words (one sort of the data's
+    hashes, one binary search per target) and every candidate is then compared word by word,
+    so a hash collision can never accept a target; equal-hash runs of distinct records
+    (probability ~n²/2⁶⁴) are searched whole. ``-0.0`` counts as ``0.0``.
+    """
+    idx = np.flatnonzero(member)
+    if idx.size == 0:
+        return
+    mx, my = tx[idx], ty[idx]
+    if mx.shape == X.shape and np.array_equal(mx, X) and np.array_equal(my, y):
+        return  # the usual call: every row of the data, in order
+    WD, hD = _records(X, y)
+    WT, hT = _records(mx, my)
+    order = np.argsort(hD, kind="stable")
+    hs = hD[order]
+    lo = np.searchsorted(hs, hT, side="left")
+    hi = np.searchsorted(hs, hT, side="right")
+    first = order[np.minimum(lo, max(hs.size - 1, 0))] if hs.size else np.zeros(lo.size, dtype=np.intp)
+    found = (hi > lo) & (np.all(WD[:, first] == WT, axis=0) if hs.size else False)
+    for t in np.flatnonzero(~found & (hi - lo > 1)):  # distinct records sharing a hash: rare
+        found[t] = bool(np.any(np.all(WD[:, order[lo[t]:hi[t]]] == WT[:, t:t + 1], axis=0)))
+    if not np.all(found):
+        j = int(idx[np.flatnonzero(~found)[0]])
+        raise ValueError(f"target_x[{j}] (with target_y[{j}]) is not a record of (X, y), but member=True for it "
+                         f"({int(np.count_nonzero(~found))} member target(s) not found): a removal analysis "
+                         "needs a record of the data set; pass member=False to analyse adding it")

@@ -50,6 +50,8 @@ from numpy.typing import ArrayLike
 import scipy.linalg as sla
 
 from ._validation import (
+    check_member_flags,
+    check_member_records,
     as_finite_array,
     as_generator,
     check_int_at_least,
@@ -409,61 +411,6 @@ def _targets(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[np.nd
     return tx, ty, scalar
 
 
-_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
-
-
-def _records(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The records (x_i, y_i) as columns of uint64 words (-0.0 read as 0.0), and a 64-bit hash of each."""
-    Z = np.empty((X.shape[1] + 1, X.shape[0]))
-    Z[:-1] = X.T
-    Z[-1] = y
-    Z += 0.0  # -0.0 -> 0.0, so equal values have equal bits
-    W = Z.view(np.uint64)
-    mult = _HASH_MULT[np.arange(W.shape[0]) % _HASH_MULT.size]
-    H = W ^ (W >> np.uint64(31))
-    H *= mult[:, None]  # wraps modulo 2**64
-    return W, H.sum(axis=0, dtype=np.uint64)
-
-
-def _check_members(X: np.ndarray, y: np.ndarray, tx: np.ndarray, ty: np.ndarray, mem: np.ndarray) -> None:
-    """``ValueError`` unless every target flagged ``member`` is a record (x_i, y_i) of the data set.
-
-    Exact: records are matched by hash (one sort of the data's hashes, one binary search per
-    target) and every candidate is then compared word by word, so a hash collision can never
-    accept a target; equal-hash runs of distinct records (probability ~n²/2⁶⁴) are searched whole.
-    """
-    idx = np.flatnonzero(mem)
-    if idx.size == 0:
-        return
-    WD, hD = _records(X, y)
-    WT, hT = _records(tx[idx], ty[idx])
-    order = np.argsort(hD, kind="stable")
-    hs = hD[order]
-    lo = np.searchsorted(hs, hT, side="left")
-    hi = np.searchsorted(hs, hT, side="right")
-    first = order[np.minimum(lo, max(hs.size - 1, 0))] if hs.size else np.zeros(lo.size, dtype=np.intp)
-    found = (hi > lo) & (np.all(WD[:, first] == WT, axis=0) if hs.size else False)
-    for t in np.flatnonzero(~found & (hi - lo > 1)):  # distinct records sharing a hash: rare
-        found[t] = bool(np.any(np.all(WD[:, order[lo[t]:hi[t]]] == WT[:, t:t + 1], axis=0)))
-    if not np.all(found):
-        j = int(idx[np.flatnonzero(~found)[0]])
-        missing = int(np.count_nonzero(~found))
-        raise ValueError(f"target_x[{j}] (with target_y[{j}]) is not a record of (X, y), but member=True for it "
-                         f"({missing} member target(s) not found): a removal analysis needs a record of the data "
-                         "set; pass member=False to analyse adding it")
-
-
-def _member_array(member: Any, m: int) -> np.ndarray:
-    mem = np.asarray(member)
-    if mem.dtype != np.bool_:
-        raise TypeError(f"member must be a bool or an array of bools (True: z in D, removal; False: z not in D, addition); got dtype {mem.dtype}")
-    if mem.ndim == 0:
-        return np.full(m, bool(mem))
-    if mem.shape != (m,):
-        raise ValueError(f"member must be a bool or have shape ({m},); got {mem.shape}")
-    return mem
-
-
 def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, member: ArrayLike) -> ExPostTerms:
     r"""The three signed terms of the ex-post pDP of every target (see :func:`ex_post_pdp`).
 
@@ -475,10 +422,10 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     d = X.shape[1]
     tx, ty, _ = _targets(target_x, target_y, loss, d)
     m = tx.shape[0]
-    mem = _member_array(member, m)
+    mem = check_member_flags(member, m)
     if not np.all(np.isfinite(tx)):
         as_finite_array(target_x, "target_x")  # raises, naming target_x
-    _check_members(X, y, tx, ty, mem)
+    check_member_records(X, y, tx, ty, mem)
     s2 = result.sigma ** 2
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
     M = np.empty((d, d + 2))
@@ -645,7 +592,7 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
     d = X.shape[1]
     g, G, scalar = _check_general_targets(target_grad, target_hessian, d)
     m = g.shape[0]
-    mem = _member_array(member, m)
+    mem = check_member_flags(member, m)
     sgn = np.where(mem, -1.0, 1.0)
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
     A = Linv @ G @ Linv.T  # (m, d, d)

@@ -75,6 +75,8 @@ from ._validation import (
     as_finite_array,
     as_generator,
     check_int_at_least,
+    check_member_flags,
+    check_member_records,
     check_nonnegative,
     check_positive,
     check_probability,
@@ -219,39 +221,6 @@ def _targets(target_x, target_y, d: int) -> tuple[np.ndarray, np.ndarray | None,
     return tx, ty, scalar
 
 
-def _member_array(member, m: int) -> np.ndarray:
-    arr = np.asarray(member)
-    if arr.dtype != bool:
-        raise TypeError(f"member must be a bool or an array of bools; got {member!r}")
-    if arr.ndim == 0:
-        return np.full(m, bool(arr))
-    if arr.shape != (m,):
-        raise ValueError(f"member must be a bool or have one entry per target ({m}); got shape {arr.shape}")
-    return arr
-
-
-def _check_members(X: np.ndarray, y: np.ndarray, tx: np.ndarray, ty: np.ndarray, member: np.ndarray) -> None:
-    """Every target flagged as a member must be a row of (X, y) (sort-and-search on a hash)."""
-    if not np.any(member):
-        return
-    mx, my = tx[member], ty[member]
-    if mx.shape == X.shape and np.array_equal(mx, X) and np.array_equal(my, y):
-        return
-    d = X.shape[1] + 1
-
-    def rows(A, b):  # exact row keys: the bytes of (x, y), with -0.0 folded into 0.0
-        M = np.ascontiguousarray(np.column_stack([A, b]) + 0.0)
-        return M.view(np.dtype((np.void, 8 * d))).ravel()
-
-    keys = np.sort(rows(X, y))
-    tk = rows(mx, my)
-    pos = np.minimum(np.searchsorted(keys, tk), keys.size - 1)
-    ok = keys[pos] == tk
-    if not np.all(ok):
-        bad = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"member=True target {bad} is not a row of (X, y): use member=False for a newcomer")
-
-
 def leverage_scores_nonprivate(X: ArrayLike, *, lam: float, target_x: ArrayLike | None = None) -> np.ndarray:
     r"""Leverage scores :math:`x^\top H^{-1}x`, :math:`H = X^\top X + \lambda I` (not private).
 
@@ -278,9 +247,9 @@ def _pair_params(X, y, target_x, target_y, lam, gamma, member, *, check_members=
     X, y = _check_xy(X, y)
     lam, gamma = _check_lam_gamma(lam, gamma)
     tx, ty, scalar = _targets(target_x, target_y, X.shape[1])
-    mem = _member_array(member, tx.shape[0])
+    mem = check_member_flags(member, tx.shape[0])
     if check_members and not (tx is X and ty is y):  # targets = the rows themselves: nothing to check
-        _check_members(X, y, tx, ty, mem)
+        check_member_records(X, y, tx, ty, mem)
     L, theta = _factor(X, y, lam)
     W = sla.solve_triangular(L, tx.T, lower=True, check_finite=False)
     lev = np.einsum("ij,ij->j", W, W)
@@ -969,8 +938,8 @@ def erm_per_instance_shift_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GL
     ty = loss.check_labels(np.atleast_1d(np.asarray(target_y, dtype=float)), "target_y")
     if ty.shape != (tx.shape[0],):
         raise ValueError(f"target_y must have one label per target ({tx.shape[0]}); got shape {np.shape(target_y)}")
-    mem = _member_array(member, tx.shape[0])
-    _check_members(X, y, tx, ty, mem)
+    mem = check_member_flags(member, tx.shape[0])
+    check_member_records(X, y, tx, ty, mem)
     theta = objpert.erm_fit_nonprivate(X, y, loss, lam=lam)
     if method == "exact":
         out = np.empty(tx.shape)

@@ -688,18 +688,35 @@ def test_member_targets_must_be_records_of_the_data():
 
 def test_member_check_is_exact_under_hash_collisions(monkeypatch):
     # every record given the same hash: the check must fall back to comparing records exactly
-    import pdpkit.objpert as objpert_module
+    import pdpkit._validation as validation
 
     rng = np.random.default_rng(34)
     X, y = _data(rng, 60, 3, logistic)
     X /= np.linalg.norm(X, axis=1).max()
     res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng)
-    real = objpert_module._records
-    monkeypatch.setattr(objpert_module, "_records", lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64)))
+    real = validation._records
+    collide = lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64))
+    monkeypatch.setattr(validation, "_records", collide)
     perm = rng.permutation(60)
     eps = ex_post_pdp(res, X, y, X[perm], y[perm], member=True)
     monkeypatch.undo()
     np.testing.assert_array_equal(eps, ex_post_pdp(res, X, y, X[perm], y[perm], member=True))
-    monkeypatch.setattr(objpert_module, "_records", lambda A, b: (real(A, b)[0], np.zeros(A.shape[0], np.uint64)))
+    monkeypatch.setattr(validation, "_records", collide)
     with pytest.raises(ValueError, match=r"target_x\[1\]"):
         ex_post_pdp(res, X, y, np.r_[X[:1], 0.5 * X[1:2]], y[:2], member=True)
+
+
+def test_member_check_is_exact_when_records_share_all_but_the_last_byte():
+    # records that agree everywhere except the last bit of the last feature: matched exactly
+    rng = np.random.default_rng(34)
+    X, y = _data(rng, 60, 3, logistic)
+    X /= np.linalg.norm(X, axis=1).max() * 1.01
+    X[:, :2] = X[0, :2]
+    X[:, 2] = np.nextafter(0.5, 1.0, dtype=float) + np.arange(60) * np.spacing(0.5)
+    res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=rng, norm_bound=None)
+    perm = rng.permutation(60)
+    assert np.all(np.isfinite(ex_post_pdp(res, X, y, X[perm], y[perm], member=True)))
+    between = X[7].copy()
+    between[2] = np.nextafter(X[60 - 1, 2], np.inf)
+    with pytest.raises(ValueError, match=r"target_x\[1\]"):
+        ex_post_pdp(res, X, y, np.r_[X[:1], between[None]], y[:2], member=True)

@@ -540,7 +540,7 @@ def test_bad_input():
     for a in (1.0, 0.5, np.nan):
         with pytest.raises(ValueError, match="alpha"):
             ops.ops_pdp_rdp(X, y, tx, ty, alpha=a, **kw)
-    with pytest.raises(ValueError, match="not a row"):
+    with pytest.raises(ValueError, match=r"target_x\[0\].*not a record of \(X, y\)"):
         ops.ops_pdp_epsilon(X, y, tx + 0.01, ty, delta=1e-6, **kw)
     with pytest.raises(TypeError, match="member"):
         ops.ops_pdp_epsilon(X, y, tx, ty, delta=1e-6, lam=0.5, gamma=1.0, member="yes")

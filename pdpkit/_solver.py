@@ -1,10 +1,13 @@
-"""GLM fitting internals shared by the mechanism modules (private): data checks and the exact solver.
+r"""GLM fitting internals shared by the mechanism modules (private): data checks and the exact solver.
 
-Minimizes :math:`J(\theta; D) + b^\top\theta` for a GLM loss to a perturbed-gradient
-norm below ``tol`` times a data scale, in float64; raises (``_NoConvergence``, turned into
-``RuntimeError`` by :func:`_solve`) rather than return a point above the tolerance, because
-ObjPert's privacy proof needs the exact minimizer. Also the blocked SYRK Hessian and its
-Cholesky factor that the ex-post pDP and the privacy report reuse.
+Minimizes :math:`J(\theta; D) + b^\top\theta` for a GLM loss until the perturbed gradient's
+*true* norm is certified to be at most an absolute, public tolerance τ: the float64 gradient
+plus a rigorous bound on its rounding error (:func:`_certified_gradient`). A private release
+then pays for the distance :math:`\le\tau/\lambda` to the exact minimizer with output noise
+(:func:`pdpkit.objpert.objpert_fit`). Failure raises (``_NoConvergence``, turned into
+``RuntimeError`` by :func:`_solve`) with a message that carries no number computed from the
+data. Also the blocked SYRK Hessian and its Cholesky factor that the ex-post pDP and the
+privacy report reuse.
 """
 
 from __future__ import annotations
@@ -185,8 +188,8 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
     while gnorm > grad_tol:
         if n_iter >= max_iter:
             raise _NoConvergence(
-                f"objpert_fit did not converge: perturbed-gradient norm {gnorm:.3e} > tolerance {grad_tol:.3e} "
-                f"after max_iter={max_iter} Newton iterations; increase max_iter or tol")
+                f"the solver did not reach its gradient tolerance in max_iter={max_iter} Newton iterations; "
+                "increase max_iter, lam or grad_tol")
         n_iter += 1
         if method == "newton":
             if sub:
@@ -197,7 +200,8 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
                 try:
                     factor = sla.cho_factor(_hessian(X, d2, lam, weight), lower=False, check_finite=False)
                 except np.linalg.LinAlgError:  # pragma: no cover - H >= lam I in exact arithmetic
-                    raise _NoConvergence("the Hessian lost positive definiteness in floating point; increase lam") from None
+                    raise _NoConvergence("the Hessian lost positive definiteness in floating point; "
+                                         "increase lam") from None
                 drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
@@ -219,8 +223,8 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
             step *= 0.5
             if step < 1e-12:
                 raise _NoConvergence(
-                    f"objpert_fit: line search failed at perturbed-gradient norm {gnorm:.3e} (tolerance "
-                    f"{grad_tol:.3e}); the tolerance is probably below the gradient's rounding floor: increase tol")
+                    "the solver's line search stalled above its gradient tolerance (the tolerance is below "
+                    "what float64 resolves for this problem); increase grad_tol or lam")
         theta, z, F, Fscale = th_new, z_new, F_new, Fscale_new
         d1, d2 = loss._d1_d2(z, y)
         g = weight * (X.T @ d1) + lam * theta + b
@@ -262,57 +266,147 @@ def _cg_direction(X, w, lam, g, max_cg=None):
     return p
 
 
-def _closed_form_squared(X, y, lam, b, grad_tol):
+def _closed_form_squared(X, y, lam, b, grad_tol, theta0=None):
     n, _d = X.shape
     H = _hessian(X, np.ones(n), lam)
     cf = sla.cho_factor(H, lower=False, check_finite=False)
-    rhs = X.T @ y - b
-    theta = sla.cho_solve(cf, rhs, check_finite=False)
-    for _ in range(3):  # iterative refinement in float64
+    theta = sla.cho_solve(cf, X.T @ y - b, check_finite=False) if theta0 is None else np.array(theta0)
+    for _ in range(4):  # iterative refinement in float64
         z = X @ theta
         g = X.T @ (z - y) + lam * theta + b
         gnorm = float(np.linalg.norm(g))
         if gnorm <= grad_tol:
-            break
+            return theta, z, gnorm
         theta = theta - sla.cho_solve(cf, g, check_finite=False)
-    z = X @ theta
-    g = X.T @ (z - y) + lam * theta + b
-    gnorm = float(np.linalg.norm(g))
-    if gnorm > grad_tol:
-        raise RuntimeError(
-            f"objpert_fit (squared loss, closed form): perturbed-gradient norm {gnorm:.3e} > tolerance {grad_tol:.3e} "
-            "after iterative refinement; the residuals are too large for this tolerance: increase tol")
-    return theta, z, gnorm
+    raise _NoConvergence(
+        "the closed-form solution (squared loss) stayed above its gradient tolerance after iterative "
+        "refinement; increase grad_tol or lam")
 
 
 def _grad_scale(X: np.ndarray, y: np.ndarray, loss: GLMLoss) -> float:
-    """max(1, n * max_i ||x_i|| * L~): L~ = the loss's Lipschitz constant, or max(1, max|y_i|) if unbounded."""
+    """max(1, n * max_i ||x_i|| * L~): L~ = the loss's Lipschitz constant, or max(1, max|y_i|) if unbounded.
+
+    A *data-dependent* scale: only for non-private fits (never for a tolerance a guarantee relies on).
+    """
     if X.shape[0] == 0:
         return 1.0
     lip = loss.lipschitz if math.isfinite(loss.lipschitz) else max(1.0, float(np.max(np.abs(y))))
     return max(1.0, X.shape[0] * float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X)))) * lip)
 
 
-def _solve(X, y, loss, lam, b, tol, max_iter, method, want_hessian=True):
-    """Minimize J(theta; D) + b^T theta to ||grad|| <= tol * scale; return the pieces."""
+# ------------------------------------------------------------ certified gradient
+_U = 2.0 ** -53        # unit roundoff of float64
+_CERT_CHUNK = 8192     # rows per block of the certified gradient
+_LOSS_ULPS = 8.0       # assumed accuracy of a loss's f' in float64, relative
+# The certified sum runs in numpy's long double: x87 extended precision on x86-64 (u = 2^-64);
+# where long double is float64 its own unit roundoff enters the bound, which stays rigorous.
+_U_LONG = float(np.finfo(np.longdouble).eps) / 2.0
+
+
+def _gamma(k: int, u: float = _U) -> float:
+    """Higham's gamma_k = k u / (1 - k u): the relative error bound of a k-term sum or dot product."""
+    return k * u / (1.0 - k * u)
+
+
+def _certified_gradient(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, b: np.ndarray,
+                        theta: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""The perturbed gradient :math:`\hat g \approx \nabla J(\theta; D) + b` and a rigorous bound on its error.
+
+    Returns ``(g, err)`` with :math:`\|\hat g - (\nabla J(\theta; D) + b)\|_2 \le` ``err`` for the
+    float64 vector ``theta`` as given. The margins :math:`x_i^\top\theta` are formed in long double
+    and rounded to float64 (error :math:`\Delta_i \le\gamma^{\rm long}_d|x_i|^\top|\theta| + u|z_i|`,
+    Higham 2002, §3.1), which moves :math:`f'`
+    by at most :math:`1.01 f''_i e^{c\Delta_i}\Delta_i` for a loss with quasi-self-concordance
+    constant :math:`c` (while :math:`c\Delta_i < 1`; Asi, Duchi & Talwar, Lemma 2.1) and by
+    :math:`\beta\Delta_i` otherwise; :math:`f'` itself is assumed accurate to :data:`_LOSS_ULPS`
+    units in the last place (relative; for the squared loss, :math:`f' = z - y` is accurate to
+    :math:`2u(|z| + |y|)`); the sum over rows
+    :math:`\sum_i f'_i x_i` runs in long double (error :math:`\le\gamma^{\rm long}_{k+B}\sum_i|x_{ij}||f'_i|`
+    for blocks of :math:`k` rows and :math:`B` blocks), and the final additions in float64.
+    Every bound is per coordinate, in absolute values, inflated by 1 % for the rounding of
+    the bound itself.
+    """
     n, d = X.shape
-    grad_tol = tol * _grad_scale(X, y, loss)
+    k = _CERT_CHUNK
+    acc = np.zeros(d, dtype=np.longdouble)
+    A = np.zeros(d)   # sum_i |x_ij| |f'_i|
+    E = np.zeros(d)   # sum_i |x_ij| * (bound on the error of f'_i: margin and evaluation)
+    ath = np.abs(theta)
+    th_long = theta.astype(np.longdouble)
+    beta = loss.smoothness
+    c_sc = loss.self_concordance
+    g_long = _gamma(d, _U_LONG)
+    squared = isinstance(loss, Squared)
+    for s in range(0, n, k):
+        Xc = X[s:s + k]
+        Xl = Xc.astype(np.longdouble)
+        z = (Xl @ th_long).astype(np.float64)  # the margins, accurate to long double, then rounded once
+        yc = y[s:s + k]
+        d1, d2 = loss._d1_d2(z, yc)
+        acc += Xl.T @ d1.astype(np.longdouble)
+        Ac = np.abs(Xc)
+        A += Ac.T @ np.abs(d1)
+        dz = g_long * (Ac @ ath) * (1.0 + 1e-3) + _U * np.abs(z)
+        if math.isfinite(c_sc) and c_sc >= 0:
+            curv = np.where(c_sc * dz < 1.0, np.minimum(beta, 1.01 * d2 * np.exp(np.minimum(c_sc * dz, 1.0))), beta)
+        else:  # pragma: no cover - every pdpkit loss is quasi-self-concordant
+            curv = beta
+        ev = _LOSS_ULPS * _U * np.abs(d1)
+        if squared:  # f' = z - y: the subtraction's error is relative to |z| + |y|
+            ev = ev + 2.0 * _U * (np.abs(z) + np.abs(yc))
+        E += Ac.T @ (curv * dz + ev)
+    S = acc.astype(np.float64)
+    g = S + lam * theta + b
+    blocks = -(-n // k) if n else 0
+    err = (_gamma(min(k, max(n, 1)) + blocks + 1, _U_LONG) * A + _U * np.abs(S) + E
+           + 3.0 * _U * (np.abs(S) + np.abs(lam * theta) + np.abs(b)))
+    if not (math.isfinite(beta) and np.all(np.isfinite(err))):  # pragma: no cover
+        return g, math.inf
+    return g, 1.01 * float(np.linalg.norm(err)) * (1.0 + _gamma(d + 1))
+
+
+def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, certify=True):
+    r"""Minimize :math:`J(\theta; D) + b^\top\theta` until :math:`\|\nabla J + b\| \le` ``grad_tol`` (absolute).
+
+    With ``certify`` (every private use), the bound holds for the *true* gradient at the
+    returned float64 point: the computed norm plus :func:`_certified_gradient`'s rounding
+    bound is at most ``grad_tol``. The iteration aims at half the tolerance, then certifies;
+    if rounding alone would exceed half of it, ``RuntimeError`` asks for a larger
+    ``grad_tol`` (the message holds no number computed from the data).
+    """
+    n, d = X.shape
     if method == "auto":
         method = "closed-form" if isinstance(loss, Squared) else ("newton" if d <= _NEWTON_MAX_D else "newton-cg")
-    if method == "closed-form":
-        if not isinstance(loss, Squared):
-            raise ValueError(f"method='closed-form' is only available for the squared loss, not {loss.name!r}")
-        theta, _z, gnorm = _closed_form_squared(X, y, lam, b, grad_tol)
-        n_iter = 0
-        w = np.ones(n)
-    elif method in ("newton", "newton-cg"):
-        try:
-            theta, _z, w, gnorm, n_iter = _newton(X, y, loss, lam, b, grad_tol, max_iter, method)
-        except _NoConvergence as exc:
-            raise RuntimeError(str(exc)) from None
-    else:
+    if method not in ("closed-form", "newton", "newton-cg"):
         raise ValueError(f"method must be 'auto', 'newton', 'newton-cg' or 'closed-form'; got {method!r}")
+    if method == "closed-form" and not isinstance(loss, Squared):
+        raise ValueError(f"method='closed-form' is only available for the squared loss, not {loss.name!r}")
+    target = 0.5 * grad_tol if certify else grad_tol
+    theta = None
+    n_iter = 0
+    try:
+        for _attempt in range(4):
+            if method == "closed-form":
+                theta, _z, gnorm = _closed_form_squared(X, y, lam, b, target, theta0=theta)
+                w = np.ones(n)
+            else:
+                theta, _z, w, gnorm, it = _newton(X, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
+                                                  theta0=theta)
+                n_iter += it
+            if not certify:
+                break
+            g, err = _certified_gradient(X, y, loss, lam, b, theta)
+            gnorm = float(np.linalg.norm(g))
+            if gnorm + err <= grad_tol:
+                break
+            if err >= 0.5 * grad_tol:
+                raise _NoConvergence(
+                    f"grad_tol={grad_tol:g} is below what float64 can certify for data of this size; "
+                    "increase grad_tol (the output noise pays for it)")
+            target = 0.25 * (grad_tol - err)
+        else:
+            raise _NoConvergence("the solver could not certify its gradient tolerance; increase grad_tol or lam")
+    except _NoConvergence as exc:
+        raise RuntimeError(str(exc)) from None
     chol = _chol_lower(_hessian(X, w, lam)) if want_hessian else None
     return theta, gnorm, grad_tol, n_iter, method, chol
-
-

@@ -35,12 +35,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate, optimize
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._solver import _check_data, _check_loss, _freeze
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_nonnegative, check_positive, check_probability
 from .losses import GLMLoss
-from .accounting import _constants, objpert_rdp
+from .accounting import _constants, _output_delta_one, objpert_rdp
 from .gaussian import _delta_from_mu, gaussian_rdp, gaussian_sigma
 
 __all__ = [
@@ -71,17 +71,25 @@ class ClippedGLMLoss:
     :math:`f_C'\,x` has norm at most ``C`` (so ``lipschitz = C`` for any row), and
     :math:`0 \le f_C'' \le f''` keeps the smoothness β of ``loss`` (Thm F.3); the gradient is
     the clipped gradient :math:`\min\{1, C/\|\nabla\ell\|\}\nabla\ell` of DP-SGD.
+
+    The attributes are the constants the privacy analysis (:func:`amp_delta`, ``C`` and
+    ``beta``) needs for rows of norm at most ``norm_bound`` = R: ``lipschitz`` = C (any row)
+    and ``smoothness`` = :math:`\beta R^2`, the bound on :math:`f_C''\|x\|^2` — not the loss's
+    per-unit β, which would understate the curvature of longer rows. :func:`amp_fit`
+    refuses rows beyond ``norm_bound``.
     """
 
-    def __init__(self, loss: str | GLMLoss, C: float) -> None:
+    def __init__(self, loss: str | GLMLoss, C: float, *, norm_bound: float = 1.0) -> None:
         self.loss = _check_loss(loss)
         self.C = float(check_positive(C, "C"))
+        self.norm_bound = float(check_positive(norm_bound, "norm_bound"))
         self.lipschitz = self.C
-        self.smoothness = self.loss.smoothness
-        self.name = f"clipped {self.loss.name} (C = {self.C:g})"
+        self.smoothness = self.loss.smoothness * self.norm_bound ** 2
+        self.name = f"clipped {self.loss.name} (C = {self.C:g}, rows of norm <= {self.norm_bound:g})"
 
     def __repr__(self) -> str:
-        return f"<ClippedGLMLoss of {self.loss.name!r}: C={self.C:g}, beta={self.smoothness:g}>"
+        return (f"<ClippedGLMLoss of {self.loss.name!r}: C={self.C:g}, norm_bound={self.norm_bound:g}, "
+                f"beta={self.smoothness:g}>")
 
     def _bounds(self, y: np.ndarray, row_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(u_L, u_H) per row: f'(u_L) = -C/r, f'(u_H) = C/r (-inf / +inf where never reached)."""
@@ -156,21 +164,24 @@ class ClippedGLMLoss:
 class AMPResult:
     r"""Output of :func:`amp_fit`. ``theta`` is the release :math:`\tilde\theta + \mathcal N(0, \sigma_{\rm out}^2 I)`;
     ``grad_norm_nonprivate`` is the perturbed-gradient norm at :math:`\tilde\theta`
-    (:math:`\le\tau`; a function of the data and of ``b``: not for publication)."""
+    (:math:`\le\tau`; a function of the data and of ``b``: not for publication) and ``n_iter``
+    the number of iterations (data-dependent too); both are left out of the ``repr``."""
 
     theta: np.ndarray
-    grad_norm_nonprivate: float
-    n_iter: int
+    grad_norm_nonprivate: float = field(repr=False)
+    n_iter: int = field(repr=False)
     lam: float
     sigma: float
     sigma_out: float
     tau: float
     C: float
+    beta: float = math.nan
+    norm_bound: float = 1.0
 
 
 def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigma: float, sigma_out: float,
             tau: float, clip: float | None = None, rng=None, b: ArrayLike | None = None,
-            max_iter: int = 500) -> AMPResult:
+            max_iter: int = 500, norm_bound: float = 1.0) -> AMPResult:
     r"""Approximate minima perturbation with gradient clipping (Redberg, Koskela & Wang 2023, Alg 1).
 
     Minimizes :math:`\sum_i f_C(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|^2 + b^\top\theta`,
@@ -178,7 +189,9 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
     clipped objective until its gradient norm, computed in float64, is at most ``tau``, and
     releases the point plus :math:`\mathcal N(0, \sigma_{\rm out}^2 I_d)`. ``clip`` is the
     clipping threshold C; ``None`` uses the loss's own Lipschitz constant (rows must then
-    have norm at most 1). Its privacy is :func:`amp_rdp` / :func:`amp_delta` with that C.
+    have norm at most 1). Every row must have norm at most ``norm_bound`` = R (``ValueError``
+    otherwise). Its privacy is :func:`amp_rdp` / :func:`amp_delta` with ``C`` and
+    ``beta`` = :math:`\beta R^2` as the result records them (``result.C``, ``result.beta``).
     Raises ``RuntimeError`` — and releases nothing — if τ is not reached in ``max_iter``
     iterations.
     """
@@ -191,6 +204,10 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
     tau = float(check_nonnegative(tau, "tau"))
     max_iter = check_int_at_least(max_iter, "max_iter", 1)
     row_norm = np.sqrt(np.einsum("ij,ij->i", X, X))
+    R = float(check_positive(norm_bound, "norm_bound"))
+    if row_norm.size and row_norm.max() > R * (1.0 + 1e-12):
+        raise ValueError(f"every row of X must have norm <= norm_bound={R:g} (the clipped loss's curvature bound "
+                         "beta * norm_bound**2 assumes it)")
     if clip is None:
         if not math.isfinite(base.lipschitz):
             raise ValueError(f"clip must be given for the {base.name!r} loss, whose gradient is unbounded")
@@ -199,7 +216,7 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
         C = float(base.lipschitz)
     else:
         C = float(check_positive(clip, "clip"))
-    closs = ClippedGLMLoss(base, C)
+    closs = ClippedGLMLoss(base, C, norm_bound=R)
     gen = as_generator(rng)
     if b is None:
         b = gen.normal(0.0, sigma, size=d)
@@ -226,8 +243,8 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
         if gnorm <= tau:
             break
         if it == max_iter:
-            raise RuntimeError(f"AMP did not reach the gradient threshold tau = {tau:g} in {max_iter} "
-                               f"iterations (gradient norm {gnorm:.3e}); nothing was released")
+            raise RuntimeError(f"AMP did not reach the gradient threshold tau = {tau:g} in max_iter={max_iter} "
+                               "iterations; nothing was released: increase max_iter, tau or lam")
         H = (X * g2[:, None]).T @ X + lam * np.eye(d)
         step = np.linalg.solve(H, grad)
         f0, t_step = objective(theta), 1.0
@@ -237,7 +254,7 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
         theta = theta - t_step * step
     released = theta + gen.normal(0.0, sigma_out, size=d)
     return AMPResult(theta=_freeze(released), grad_norm_nonprivate=gnorm, n_iter=it, lam=lam, sigma=sigma,
-                     sigma_out=sigma_out, tau=tau, C=C)
+                     sigma_out=sigma_out, tau=tau, C=C, beta=closs.smoothness, norm_bound=R)
 
 
 def _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp) -> tuple[float, float, float]:
@@ -268,26 +285,7 @@ def amp_rdp(alpha: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     return obj + gaussian_rdp(alpha, sensitivity=2.0 * float(tau) / float(lam), sigma=float(sigma_out))
 
 
-def _delta_one(e: float, eps0: float, a: float, mu: float) -> float:
-    c = eps0 + 0.5 * a * a
-    if mu == 0.0:
-        t0 = max(0.0, (e - c) / a)
-        f = lambda t: 2.0 * math.exp(-0.5 * t * t) / _SQRT_2PI * -math.expm1(e - c - a * t)
-        return integrate.quad(f, t0, np.inf, epsabs=0, epsrel=1e-10, limit=200)[0]
-
-    def f(t: float) -> float:  # half-normal density times the Gaussian profile at eps - Y
-        return 2.0 * math.exp(-0.5 * t * t) / _SQRT_2PI * float(
-            _delta_from_mu(np.array([e - c - a * t]), np.array([mu]))[0])
-
-    # the integrand changes regime where eps - Y crosses mu^2/2 (the Gaussian profile's knee)
-    knee = max(0.0, (e - c - 0.5 * mu * mu) / a)
-    pieces = sorted({0.0, knee, knee + 4.0 * mu / a + 4.0})
-    total = 0.0
-    for lo, hi in itertools.pairwise(pieces):
-        if hi > lo:
-            total += integrate.quad(f, lo, hi, epsabs=0, epsrel=1e-10, limit=200)[0]
-    total += integrate.quad(f, pieces[-1], np.inf, epsabs=0, epsrel=1e-10, limit=200)[0]
-    return min(1.0, total)
+_delta_one = _output_delta_one  # ObjPert's dominating loss plus the output Gaussian's (pdpkit.accounting)
 
 
 def amp_delta(eps: ArrayLike, *, C: float, beta: float, lam: float, sigma: float, sigma_out: float,

@@ -181,15 +181,15 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _load_release(path: str):
-    from .objpert import Release
+    from .release import Release
 
     try:
         with open(path, encoding="utf-8") as fh:
-            return Release.from_json(fh.read())
+            return Release.from_json(fh.read())  # strict schema, guarantee recomputed
     except OSError as exc:
         raise CLIError(f"{path}: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
-        raise CLIError(f"{path}: not a pdpkit release ({exc})") from None
+        raise CLIError(f"{path}: refused: {exc}") from None
 
 
 def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarray:
@@ -200,8 +200,6 @@ def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarra
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import PrivacyReport
-
     release = _load_release(args.release)
     if release.report is None:
         raise CLIError(f"{args.release}: the release carries no privacy report (fit it with --report METHOD)")
@@ -219,7 +217,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     else:
         ys = y
     rows = _release_rows(release, X, args.row_norm or release.row_norm, args.targets)
-    report = PrivacyReport.from_dict(release.report)
+    report = release.privacy_report
     bounds = np.asarray(report.epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
     text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
     if args.plot:

@@ -26,7 +26,6 @@ non-private fit are not kept, so the fitted estimator (and its pickle) may be pu
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any
@@ -39,9 +38,10 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_generator, check_positive, check_probability
-from .accounting import objpert_calibrate, objpert_epsilon, objpert_lambda, objpert_sigma
+from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
-from .objpert import Guarantee, Release, objpert_fit, objpert_release
+from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
+from .release import Guarantee, Release, objpert_release
 
 __all__ = [
     "ObjPertClassifier",
@@ -89,19 +89,30 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     return X
 
 
+#: The smallest λ calibration returns: a larger λ only lowers ε, and below it the Hessian
+#: (≥ λ I) is too close to singular for float64 on nearly separable data.
+_LAM_FLOOR = 1e-2
+
+
 @functools.lru_cache(maxsize=128)
 def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | None,
-                 sigma: float | None) -> tuple[float, float, float]:
-    """(lam, sigma, eps spent) by the tight accountant; cached, as grid searches and seeds repeat it."""
-    if lam is None and sigma is None:
-        lam, sigma = objpert_calibrate(eps, delta, L=L, beta=beta, sharp=True)
-    elif lam is None:
-        lam = objpert_lambda(eps, delta, L=L, beta=beta, sigma=sigma, sharp=True)
-    elif sigma is None:
-        sigma = objpert_sigma(eps, delta, L=L, beta=beta, lam=lam, sharp=True)
-    else:
-        return lam, sigma, float(objpert_epsilon(delta, L=L, beta=beta, lam=lam, sigma=sigma, sharp=True))
-    return float(lam), float(sigma), eps  # calibrated: delta(eps) <= delta by construction (safe side)
+                 sigma: float | None) -> tuple[float, float]:
+    """(lam, sigma) for ObjPert and its output noise (μ = DEFAULT_OUTPUT_MU) at (eps, delta); cached."""
+    if lam is not None and sigma is not None:
+        return lam, sigma
+    try:
+        lam_c, sigma_c = objpert_output_calibrate(eps, delta, L=L, beta=beta, mu=DEFAULT_OUTPUT_MU, lam=lam,
+                                                  sigma=sigma, sharp=True)
+    except ValueError as exc:
+        given = "lam" if lam is not None else ("sigma" if sigma is not None else None)
+        if given is None:  # pragma: no cover - with both free a solution always exists
+            raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g}; change epsilon or delta"
+                             ) from None
+        raise ValueError(f"{given}={lam if lam is not None else sigma:g} cannot reach epsilon={eps:g}, "
+                         f"delta={delta:g}: increase {given}, or leave it None to calibrate it") from exc
+    if lam is None and lam_c < _LAM_FLOOR:
+        lam_c = _LAM_FLOOR  # only lowers epsilon; the guarantee is computed at the lam used
+    return float(lam_c), float(sigma_c)
 
 
 class ObjPertEstimator(BaseEstimator):
@@ -127,6 +138,17 @@ class ObjPertEstimator(BaseEstimator):
         return loss
 
     def _validate_params(self) -> None:
+        for name in ("epsilon", "delta", "norm_bound", "lam", "sigma", "report_epsilon", "report_delta", "rho",
+                     "grad_tol"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0):
+                raise TypeError(f"{name} must be a real number; got {value!r}")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
+        if isinstance(self.solver_max_iter, (bool, np.bool_)) or \
+                not isinstance(self.solver_max_iter, (int, np.integer)) or self.solver_max_iter < 1:
+            raise ValueError(f"solver_max_iter must be an integer >= 1; got {self.solver_max_iter!r}")
+        check_positive(self.grad_tol, "grad_tol")
         eps = float(check_positive(self.epsilon, "epsilon"))
         check_probability(self.delta, "delta")
         check_positive(self.norm_bound, "norm_bound")
@@ -148,14 +170,13 @@ class ObjPertEstimator(BaseEstimator):
             check_probability(self.rho, "rho")
         del eps
 
-    def _calibrate(self, loss: GLMLoss) -> tuple[float, float, Guarantee]:
-        """(lam, sigma, guarantee) by the tight accountant (sharp log-determinant constant)."""
+    def _calibrate(self, loss: GLMLoss) -> tuple[float, float]:
+        """(lam, sigma) by the tight accountant (sharp log-determinant constant, output noise included)."""
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
-        lam, sigma, spent = _calibration(float(self.epsilon), float(self.delta), L, beta,
-                                         None if self.lam is None else float(self.lam),
-                                         None if self.sigma is None else float(self.sigma))
-        return lam, sigma, Guarantee(epsilon=spent, delta=float(self.delta), accounting="objpert-profile")
+        return _calibration(float(self.epsilon), float(self.delta), L, beta,
+                            None if self.lam is None else float(self.lam),
+                            None if self.sigma is None else float(self.sigma))
 
     def _rows(self, X: np.ndarray) -> np.ndarray:
         return prepare_rows(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept)
@@ -164,10 +185,18 @@ class ObjPertEstimator(BaseEstimator):
         self._validate_params()
         loss = self._loss()
         rows = self._rows(X)
-        lam, sigma, guarantee = self._calibrate(loss)
+        lam, sigma = self._calibrate(loss)
         rng = as_generator(self.random_state, "random_state")
-        fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng, norm_bound=self._fit_norm_bound())
+        grad_tol = float(self.grad_tol)
+        try:
+            fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
+                              norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
+                              sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam),
+                              max_iter=int(self.solver_max_iter))
+        except RuntimeError as exc:  # name the estimator's own parameters
+            raise RuntimeError(str(exc).replace("max_iter", "solver_max_iter")) from None
         report = None
+        report_delta = None
         if self.report is not None:
             from . import report as _report
 
@@ -176,20 +205,21 @@ class ObjPertEstimator(BaseEstimator):
                 scales = _report.calibrate_report(float(self.report_epsilon), float(self.report_delta),
                                                   method=self.report, loss=loss.name,
                                                   norm_bound=self._fit_norm_bound())
+                report_delta = float(self.report_delta)
             report = _report.privacy_report(fit, rows, y_signed, method=self.report, rho=float(self.rho),
                                             rng=rng, **scales)
         names = getattr(self, "feature_names_in_", None)
-        release = objpert_release(fit, delta=None, norm_bound=float(self.norm_bound),
-                                  fit_intercept=bool(self.fit_intercept), report=report, classes=classes,
-                                  feature_names=None if names is None else list(names), row_norm=self.row_norm)
-        release = dataclasses.replace(release, guarantee=guarantee)  # the calibration's, same accountant
+        release = objpert_release(fit, delta=float(self.delta), report=report, report_delta=report_delta,
+                                  norm_bound=float(self.norm_bound), fit_intercept=bool(self.fit_intercept),
+                                  classes=classes, feature_names=None if names is None else list(names),
+                                  row_norm=self.row_norm)
+        del fit  # holds the objective's noise b and the solver's point: never kept on the estimator
         self.release_ = release
-        self.report_ = report
+        self.report_ = release.privacy_report
         self.coef_ = np.array(release.coef)
         self.intercept_ = float(release.intercept)
         self.lam_ = float(lam)
         self.sigma_ = float(sigma)
-        del fit  # holds the objective's noise b: never kept on the estimator
 
     # ------------------------------------------------------------ prediction
     def _linear(self, X: ArrayLike) -> np.ndarray:
@@ -203,28 +233,15 @@ class ObjPertEstimator(BaseEstimator):
     def privacy_spent(self) -> Guarantee:
         r"""The :math:`(\varepsilon, \delta)` guarantee of everything this estimator released.
 
-        The model alone: its calibrated guarantee. With a privacy report that releases noisy
-        statistics, model and report are composed with privacy-loss distributions
-        (dp_accounting, pessimistic; ObjPert's dominating pair, :func:`pdpkit.accounting.objpert_pld`,
-        and the report's releases as one Gaussian mechanism) at
-        :math:`\delta = \delta_{\text{model}} + \delta_{\text{report}}`, and the smaller of that and
-        basic composition :math:`(\varepsilon_{\text{model}} + \varepsilon_{\text{report}})` is returned
-        (both are valid).
+        ``release_.guarantee`` (:func:`pdpkit.release.release_guarantee`): the model —
+        ObjPert composed exactly with the output noise that pays for the solver's tolerance —
+        and, with a report that releases noisy statistics, the report, composed with it
+        exactly at :math:`\delta_{\text{model}} + \delta_{\text{report}}`; the parts are listed in
+        ``guarantee.parts``. It is what the release file states and what
+        :meth:`pdpkit.release.Release.verify` recomputes.
         """
         check_is_fitted(self)
-        g = self.release_.guarantee
-        if self.report_ is None or self.report == "data-independent":
-            return g
-        from .report import total_privacy
-
-        R = self._fit_norm_bound()
-        kw = dict(delta_model=g.delta, delta_report=float(self.report_delta), norm_bound=R)
-        eps_basic, delta_total = total_privacy(self.report_, **kw, composition="basic")
-        eps_pld, _ = total_privacy(self.report_, **kw, composition="pld")
-        # the model's epsilon from calibration is the same accountant as total_privacy's "tight" form
-        if eps_pld <= eps_basic:
-            return Guarantee(epsilon=eps_pld, delta=delta_total, accounting="pld")
-        return Guarantee(epsilon=eps_basic, delta=delta_total, accounting="basic-composition")
+        return self.release_.guarantee
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(self, X, y, reset=False)
@@ -275,6 +292,14 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         Failure probability of each report bound.
     random_state : int, numpy.random.Generator or None
         Source of the noise; an int reproduces fit and report exactly.
+    solver_max_iter : int
+        Newton iterations allowed to the solver (named so because the number of iterations it
+        used depends on the data and is not published: no ``n_iter_``).
+    grad_tol : float
+        τ, the public bound on the solver's perturbed-gradient norm
+        (:func:`pdpkit.objpert.objpert_fit`); the output noise
+        :math:`\sigma_{\rm out} = 2\tau/(\lambda\mu_0)` pays for it, with
+        :math:`\mu_0` = :data:`pdpkit.objpert.DEFAULT_OUTPUT_MU`, and the calibration includes it.
 
     Attributes
     ----------
@@ -287,14 +312,14 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     report_ : pdpkit.report.PrivacyReport or None
         The privacy report.
     lam_, sigma_ : float
-        The λ and σ used.
+        The λ and σ used (calibrated λ is at least 0.01: a larger λ only lowers ε).
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, loss: str | GLMLoss = "logistic",
                  lam: float | None = None, sigma: float | None = None, norm_bound: float = 1.0,
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -308,6 +333,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         self.report_delta = report_delta
         self.rho = rho
         self.random_state = random_state
+        self.solver_max_iter = solver_max_iter
+        self.grad_tol = grad_tol
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -376,7 +403,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
                  lam: float | None = None, sigma: float | None = None, norm_bound: float = 1.0,
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -390,6 +417,8 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         self.report_delta = report_delta
         self.rho = rho
         self.random_state = random_state
+        self.solver_max_iter = solver_max_iter
+        self.grad_tol = grad_tol
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

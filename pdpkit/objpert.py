@@ -71,14 +71,15 @@ __all__ = [
     "ex_post_pdp_general",
     "objpert_hessian",
     "objpert_log_density",
+    "released_state_nonprivate",
     "pdp_bound_data_independent",
     "objpert_epsilon_classic",
     "objpert_sigma_classic",
     "objpert_calibrate_classic",
-    "Guarantee",
-    "Release",
-    "objpert_guarantee",
-    "objpert_release",
+    "DEFAULT_GRAD_TOL",
+    "DEFAULT_OUTPUT_MU",
+    "output_mu",
+    "default_sigma_out",
 ]
 
 _CHUNK = 8192  # rows per block in the vectorized target computations
@@ -89,25 +90,33 @@ _CHUNK = 8192  # rows per block in the vectorized target computations
 class ObjPertResult:
     r"""Output of :func:`objpert_fit` — **not publishable as a whole**.
 
-    Only ``theta`` (with ``lam``, ``sigma`` and the loss) is the private release. ``b``,
-    ``grad_norm`` and ``n`` are internal state of the mechanism: ``theta`` and ``b`` together
-    give :math:`\sum_i f'(x_i^\top\theta)x_i` exactly, and ``n`` is the data set's size. They are
-    kept for the ex-post analysis and left out of the ``repr``, so that printing a result
-    does not print them.
+    What may be published is :meth:`release`: ``theta_released``, the solver's point plus the
+    output noise :math:`\mathcal N(0, \sigma_{\rm out}^2 I_d)` that pays for the solver's
+    tolerance, with the public parameters and the guarantee. Everything else is internal state
+    of the mechanism, kept for the ex-post analysis and left out of the ``repr``: ``theta``
+    (the solver's point, within :math:`\tau/\lambda` of the exact minimizer; its stopping
+    point depends on the data, so it carries no guarantee of its own), ``b`` (with ``theta``
+    it gives :math:`\sum_i f'(x_i^\top\theta)x_i`), ``grad_norm``, ``n_iter`` and ``n``.
 
     Attributes
     ----------
+    theta_released : numpy.ndarray
+        The private release :math:`\tilde\theta = \hat\theta + \mathcal N(0, \sigma_{\rm out}^2 I_d)`
+        (shape ``(d,)``, read-only).
     theta : numpy.ndarray
-        The released minimizer :math:`\hat\theta^P` (shape ``(d,)``, read-only).
+        The solver's point :math:`\hat\theta`, :math:`\|\nabla J(\hat\theta; D) + b\| \le \tau`
+        (certified in float64): the point the ex-post analysis of the book's chapters uses.
+        Internal; not a release.
     b : numpy.ndarray
-        The linear noise term :math:`b` of the objective (shape ``(d,)``, read-only). It is
-        part of the mechanism's internal state, not a release.
+        The linear noise term :math:`b` of the objective (internal, not a release).
     grad_norm : float
-        :math:`\|\nabla J(\hat\theta^P; D) + b\|_2` at the returned point (computed in float64).
+        The computed :math:`\|\nabla J(\hat\theta; D) + b\|_2` (internal).
     grad_tol : float
-        The absolute threshold it was required to be below (see :func:`objpert_fit`).
+        τ, the public absolute bound on the true perturbed-gradient norm at ``theta``.
+    sigma_out : float
+        The output noise's scale :math:`\sigma_{\rm out}` (public).
     n_iter : int
-        Newton iterations used (0 for the closed form of the squared loss).
+        Newton iterations used (internal).
     lam, sigma : float
         Regularization :math:`\lambda` and noise scale :math:`\sigma`.
     loss : GLMLoss
@@ -115,23 +124,23 @@ class ObjPertResult:
     method : str
         ``"newton"``, ``"newton-cg"`` or ``"closed-form"``.
     n : int
-        Number of records fitted.
-
+        Number of records fitted (internal).
     hessian_cholesky : numpy.ndarray or None
-        Lower-triangular Cholesky factor of :math:`H = \nabla^2 J(\hat\theta^P; D)` at
+        Lower-triangular Cholesky factor of :math:`H = \nabla^2 J(\hat\theta; D)` at
         ``theta`` (read-only), kept when :func:`objpert_fit` is called with
         ``keep_hessian=True`` so that :func:`ex_post_pdp` and the privacy report reuse it;
-        ``None`` otherwise (they then factor :math:`H` themselves). The result is immutable:
-        nothing is cached on it after construction.
+        ``None`` otherwise (they then factor :math:`H` themselves). The result is immutable.
     norm_bound : float or None
         The bound on the rows' Euclidean norms that :func:`objpert_fit` enforced, or ``None``
         when the check was explicitly skipped (then no DP guarantee applies).
     """
 
-    theta: np.ndarray
+    theta_released: np.ndarray
+    theta: np.ndarray = field(repr=False)
     b: np.ndarray = field(repr=False)
     grad_norm: float = field(repr=False)
-    grad_tol: float = field(repr=False)
+    grad_tol: float
+    sigma_out: float
     n_iter: int = field(repr=False)
     lam: float
     sigma: float
@@ -146,14 +155,48 @@ class ObjPertResult:
         """Dimension of :math:`\\theta`."""
         return int(self.theta.shape[0])
 
-    def release(self, *, delta: float | None, report: Any = None) -> Release:
-        r"""What may be published (:class:`Release`), with the tight guarantee at ``delta``.
+    @property
+    def output_mu(self) -> float:
+        r"""μ of the output noise: sensitivity :math:`2\tau/\lambda` over :math:`\sigma_{\rm out}` (public)."""
+        return output_mu(grad_tol=self.grad_tol, lam=self.lam, sigma_out=self.sigma_out)
 
-        The guarantee is :func:`objpert_guarantee` at the fit's ``norm_bound``; a fit made with
-        ``norm_bound=None`` (or ``delta=None``) gives a release that carries no guarantee.
-        ``report``: a :class:`pdpkit.report.PrivacyReport` to publish with it.
+    def release(self, *, delta: float | None, report: Any = None) -> Any:
+        r"""What may be published (:class:`pdpkit.release.Release`), with its guarantee at ``delta``.
+
+        The guarantee (:func:`pdpkit.release.objpert_guarantee`) is ObjPert at the fit's
+        ``norm_bound`` composed with the output noise; a fit made with ``norm_bound=None`` (or
+        ``delta=None``) gives a release that carries no guarantee. ``report``: a
+        :class:`pdpkit.report.PrivacyReport` of this fit, to publish with it (its releases are
+        composed into the guarantee at ``report_delta``, see :func:`pdpkit.release.objpert_release`).
         """
-        return objpert_release(self, delta=delta, norm_bound=self.norm_bound, report=report)
+        from .release import objpert_release
+
+        return objpert_release(self, delta=delta, report=report)
+
+
+#: The output noise's default μ = (2τ/λ)/σ_out: the solver's tolerance costs the guarantee
+#: about 1e-5 in ε at (1, 1e-6) (exact composition, :func:`pdpkit.accounting.objpert_output_epsilon`).
+DEFAULT_OUTPUT_MU = 1e-3
+#: Default τ: the public bound on the true perturbed-gradient norm of the solver's point.
+DEFAULT_GRAD_TOL = 1e-8
+
+
+def output_mu(*, grad_tol: float, lam: float, sigma_out: float) -> float:
+    r"""The Gaussian parameter :math:`\mu = (2\tau/\lambda)/\sigma_{\rm out}` of ObjPert's output noise.
+
+    Two solver points within :math:`\tau/\lambda` of their exact minimizers, on neighbouring
+    data sets with the same exact minimizer, are at most :math:`2\tau/\lambda` apart (strong
+    convexity): the output noise is a Gaussian mechanism of that sensitivity (Redberg, Koskela
+    & Wang 2023, Alg 1 and App. D.3.1).
+    """
+    tau = float(check_positive(grad_tol, "grad_tol"))
+    return 2.0 * tau / (float(check_positive(lam, "lam")) * float(check_positive(sigma_out, "sigma_out")))
+
+
+def default_sigma_out(*, grad_tol: float, lam: float) -> float:
+    r""":math:`\sigma_{\rm out} = 2\tau/(\lambda\mu_0)` with :math:`\mu_0` = :data:`DEFAULT_OUTPUT_MU`."""
+    tau = float(check_positive(grad_tol, "grad_tol"))
+    return 2.0 * tau / (float(check_positive(lam, "lam")) * DEFAULT_OUTPUT_MU)
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,10 +229,14 @@ class ExPostTerms:
 
 
 # ======================================================================= validation
+_NO_TOL = object()
+
+
 def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigma: float,
-                rng: int | np.random.Generator | None = None, b: ArrayLike | None = None, tol: float = 1e-10,
+                rng: int | np.random.Generator | None = None, b: ArrayLike | None = None,
+                grad_tol: float = DEFAULT_GRAD_TOL, sigma_out: float | None = None,
                 max_iter: int = 200, method: str = "auto", norm_bound: float | None = 1.0,
-                keep_hessian: bool = False) -> ObjPertResult:
+                keep_hessian: bool = False, tol: Any = _NO_TOL) -> ObjPertResult:
     r"""Objective perturbation: :math:`\hat\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
 
     Minimizes :math:`\sum_i f(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|^2 + b^\top\theta`
@@ -203,20 +250,23 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     margins :math:`x_i^\top\theta` barely move (quasi-self-concordance bounds the Hessian's
     change). For large :math:`d` it is truncated Newton-CG with exact Hessian-vector products;
     for the squared loss the closed form :math:`(X^\top X + \lambda I)^{-1}(X^\top y - b)` with
-    iterative refinement. None of this changes the fixed point or the stopping test. The
-    privacy analysis needs the exact minimizer (:math:`b = -\nabla J(\hat\theta^P; D)`), so the
-    function **raises** ``RuntimeError`` unless the perturbed-gradient norm, computed in float64
-    on all the data, ends at or below
+    iterative refinement.
 
-    .. math:: \text{grad\_tol} = \text{tol}\cdot\max\!\left(1,\; n\,\max_i\|x_i\|_2\,\tilde L\right),
-
-    with :math:`\tilde L` the loss's Lipschitz constant (``loss.lipschitz``), or
-    :math:`\max(1, \max_i|y_i|)` for a loss with unbounded gradient (squared): ``tol`` is
-    relative to the largest gradient the data term can have (at :math:`\theta = 0` for the
-    squared loss). For the logistic loss and rows with :math:`\|x_i\| \le 1`, ``tol=1e-10``
-    means :math:`\|\nabla\| \le 10^{-10} n`. Rounding in the computed gradient is about
-    :math:`10^{-16}` times that scale, so the default leaves a margin of several orders of
-    magnitude.
+    **What is released.** ObjPert's privacy proof is for the exact minimizer
+    :math:`\theta^P`; a solver returns a point :math:`\hat\theta` whose stopping depends on the
+    data. The solver therefore stops at a *public, absolute* tolerance τ = ``grad_tol``: the
+    true :math:`\|\nabla J(\hat\theta; D) + b\|_2 \le \tau` is certified in float64 (the
+    computed norm plus a rigorous bound on its rounding error), so
+    :math:`\|\hat\theta - \theta^P\| \le \tau/\lambda`. The release is
+    :math:`\tilde\theta = \hat\theta + \mathcal N(0, \sigma_{\rm out}^2 I_d)`
+    (``theta_released``): given :math:`\theta^P`, :math:`\hat\theta` is a deterministic function of
+    the data within :math:`\tau/\lambda` of it, so the output noise is a Gaussian mechanism
+    of sensitivity :math:`2\tau/\lambda` composed adaptively with ObjPert — approximate minima
+    perturbation (Redberg, Koskela & Wang 2023, Alg 1, App. D.3.1; Iyengar et al. 2019). The
+    guarantee composes the two exactly (:func:`pdpkit.accounting.objpert_output_epsilon`). At
+    the defaults (τ = 1e-8, :math:`\mu = 2\tau/(\lambda\sigma_{\rm out}) = 10^{-3}`) this costs
+    about 1e-5 in ε at (1, 1e-6), and :math:`\sigma_{\rm out} = 2\cdot10^{-5}/\lambda` does not
+    change a model's accuracy. No starting point is ever released as such.
 
     Parameters
     ----------
@@ -234,8 +284,13 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
         Source of the noise ``b`` (an int seeds a fresh generator; ``None``: fresh entropy).
     b : array_like, shape (d,), optional
         Use this noise vector instead of sampling (e.g. for exact-density checks).
-    tol : float
-        Relative gradient tolerance (see above), in :math:`(0, 10^{-2}]`.
+    grad_tol : float
+        τ > 0, the public absolute bound on the true perturbed-gradient norm (above). Paid for
+        by the output noise; a larger τ needs a proportionally larger ``sigma_out``.
+    sigma_out : float or None
+        Scale of the output noise (> 0); ``None``: :func:`default_sigma_out`, i.e.
+        μ = :data:`DEFAULT_OUTPUT_MU`. Drawn from a stream spawned from ``rng``, so the draws
+        of ``rng`` itself are those of ``b`` alone.
     max_iter : int
         Maximum number of Newton iterations.
     method : {"auto", "newton", "newton-cg", "closed-form"}
@@ -253,46 +308,65 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
         Also factor the exact Hessian at the returned point (one more :math:`O(nd^2)` pass);
         otherwise :func:`ex_post_pdp` computes and caches it on first use.
 
+    tol : removed
+        The former relative tolerance (its threshold depended on the data, which no guarantee
+        pays for): passing it is a ``TypeError`` naming ``grad_tol``.
+
     Returns
     -------
     ObjPertResult
-        With ``theta``, ``b``, ``grad_norm``, ``grad_tol``, ``n_iter``, ``lam``, ``sigma``,
-        ``loss``, ``method``, ``n`` and the Cholesky factor of the Hessian at ``theta``.
+        With ``theta_released`` (what :meth:`ObjPertResult.release` publishes) and the
+        internal state (``theta``, ``b``, ...) of the ex-post analysis.
     """
     loss = _check_loss(loss)
     X, y = _check_data(X, y, loss)
     n, d = X.shape
     lam = float(check_positive(lam, "lam"))
     sigma = float(check_positive(sigma, "sigma"))
-    tol = float(check_positive(tol, "tol"))
-    if tol > 1e-2:
-        raise ValueError(f"tol must be in (0, 1e-2]; got {tol!r}")
+    if tol is not _NO_TOL:
+        raise TypeError("objpert_fit takes no 'tol': the solver stops at grad_tol, an absolute and public bound "
+                        "on the perturbed gradient that the output noise sigma_out pays for")
+    grad_tol = _scalar(grad_tol, "grad_tol")
+    sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam) if sigma_out is None else _scalar(sigma_out,
+                                                                                                 "sigma_out")
     max_iter = check_int_at_least(max_iter, "max_iter", 1)
     if norm_bound is not None:
         norm_bound = _check_norm_bound(X, norm_bound)
+    gen = as_generator(rng)
     if b is None:
-        b = as_generator(rng).normal(0.0, sigma, size=d)
+        b = gen.normal(0.0, sigma, size=d)
     else:
         b = as_finite_array(b, "b", ndim=1)
         if b.shape[0] != d:
             raise ValueError(f"b must have shape ({d},) to match X's {d} columns; got {b.shape}")
-    theta, gnorm, grad_tol, n_iter, method, chol = _solve(X, y, loss, lam, b, tol, max_iter, method,
-                                                          want_hessian=bool(keep_hessian))
-    if not gnorm <= grad_tol:  # pragma: no cover - _solve raises first
-        raise RuntimeError(f"perturbed-gradient norm {gnorm:.3e} above tolerance {grad_tol:.3e}")
+    theta, gnorm, _tau, n_iter, method, chol = _solve(X, y, loss, lam, b, grad_tol, max_iter, method,
+                                                      want_hessian=bool(keep_hessian))
     if chol is not None:
         chol.flags.writeable = False
-    return ObjPertResult(theta=_freeze(theta), b=_freeze(b), grad_norm=gnorm, grad_tol=grad_tol, n_iter=n_iter,
-                         lam=lam, sigma=sigma, loss=loss, method=method, n=n, hessian_cholesky=chol,
-                         norm_bound=norm_bound)
+    try:
+        out_gen = gen.spawn(1)[0]  # an independent stream: rng's own draws stay those of b
+    except (AttributeError, TypeError, ValueError):  # pragma: no cover - a generator without a seed sequence
+        out_gen = gen
+    released = theta + out_gen.normal(0.0, sigma_out, size=d)
+    return ObjPertResult(theta_released=_freeze(released), theta=_freeze(theta), b=_freeze(b), grad_norm=gnorm,
+                         grad_tol=grad_tol, sigma_out=sigma_out, n_iter=n_iter, lam=lam, sigma=sigma, loss=loss,
+                         method=method, n=n, hessian_cholesky=chol, norm_bound=norm_bound)
+
+
+def _scalar(value: Any, name: str) -> float:
+    """A finite scalar > 0 (a string, bool or array is a TypeError naming the parameter)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+        raise TypeError(f"{name} must be a real number > 0; got {value!r}")
+    return float(check_positive(value, name))
 
 
 def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, tol: float = 1e-10,
                        max_iter: int = 200, method: str = "auto") -> np.ndarray:
     r"""The **non-private** regularized ERM minimizer :math:`\operatorname{argmin}_\theta J(\theta; D)`.
 
-    Same solver and tolerance convention as :func:`objpert_fit` with :math:`b = 0`
-    (``RuntimeError`` if :math:`\|\nabla J\|` ends above the tolerance).
+    Same solver as :func:`objpert_fit` with :math:`b = 0`, stopped at
+    :math:`\|\nabla J\| \le \text{tol}\cdot\max(1, n\max_i\|x_i\|\tilde L)` (a data-dependent
+    scale, acceptable here because nothing private rests on it; ``RuntimeError`` if not reached).
     The result is a function of the data without noise: not differentially private.
     """
     loss = _check_loss(loss)
@@ -300,7 +374,8 @@ def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: 
     lam = float(check_positive(lam, "lam"))
     tol = float(check_positive(tol, "tol"))
     max_iter = check_int_at_least(max_iter, "max_iter", 1)
-    theta, *_ = _solve(X, y, loss, lam, np.zeros(X.shape[1]), tol, max_iter, method, want_hessian=False)
+    theta, *_ = _solve(X, y, loss, lam, np.zeros(X.shape[1]), tol * _grad_scale(X, y, loss), max_iter, method,
+                       want_hessian=False, certify=False)
     return theta
 
 
@@ -370,7 +445,8 @@ def _fitted_data(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.
     X, y = _check_data(X, y, loss)
     n, d = X.shape
     if d != result.d or n != result.n:
-        raise ValueError(f"X has shape {X.shape} but result was fitted on n={result.n}, d={result.d}")
+        raise ValueError(f"X has shape {X.shape}: not the data set result was fitted on (its d = {result.d}, or "
+                         "its number of rows, differ)")
     theta = result.theta
     z = X @ theta
     d1, d2 = loss._d1_d2(z, y)
@@ -378,8 +454,27 @@ def _fitted_data(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.
     resid = float(np.linalg.norm(gradJ + result.b))
     if resid > 2.0 * result.grad_tol + 1e-12 * _grad_scale(X, y, loss):
         raise ValueError("X and y are not the data set result was fitted on (the perturbed gradient at "
-                         f"result.theta is {resid:.3e}, above the fit's tolerance {result.grad_tol:.3e})")
+                         "result.theta is above the fit's tolerance)")
     return X, y, gradJ, d2
+
+
+def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> ObjPertResult:
+    r"""The fit seen from its release: ``theta`` = :math:`\tilde\theta` and :math:`b = -\nabla J(\tilde\theta; D)`.
+
+    :math:`\tilde\theta` (``result.theta_released``) is the exact ObjPert minimizer for the noise
+    :math:`\tilde b = -\nabla J(\tilde\theta; D)`, so the ex-post analysis of the returned result
+    (:func:`ex_post_pdp`, :func:`ex_post_pdp_terms`) is ObjPert's privacy loss
+    :math:`\log p_D(\tilde\theta) - \log p_{D\pm z}(\tilde\theta)` *at the released point* — the
+    quantity a privacy report (:func:`pdpkit.report.privacy_report`, computed at
+    :math:`\tilde\theta`) bounds. Holds :math:`\tilde b`, a function of the data: not for publication.
+    """
+    X, y, _gradJ, _d2 = _fitted_data(result, X, y)
+    th = result.theta_released
+    d1 = result.loss._d1_d2(X @ th, y)[0]
+    b_rel = -(X.T @ d1 + result.lam * th)
+    return ObjPertResult(theta_released=th, theta=th, b=_freeze(b_rel), grad_norm=0.0, grad_tol=result.grad_tol,
+                         sigma_out=result.sigma_out, n_iter=0, lam=result.lam, sigma=result.sigma, loss=result.loss,
+                         method=result.method, n=result.n, hessian_cholesky=None, norm_bound=result.norm_bound)
 
 
 def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -836,6 +931,8 @@ def objpert_calibrate_classic(eps: float, delta: float, *, loss: str | GLMLoss =
 
 # Names that moved to :mod:`pdpkit.output_perturbation`; still importable from here.
 _MOVED = ("OutputPerturbationResult", "output_perturbation_fit", "output_perturbation_sensitivity")
+# Names that moved to :mod:`pdpkit.release` (the release file spans model, report and guarantee).
+_MOVED_RELEASE = ("Guarantee", "Release", "objpert_guarantee", "objpert_release")
 
 
 def __getattr__(name: str):
@@ -843,224 +940,8 @@ def __getattr__(name: str):
         from . import output_perturbation as _m
 
         return getattr(_m, name)
+    if name in _MOVED_RELEASE:
+        from . import release as _r
+
+        return getattr(_r, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ============================================================ what may be published
-@dataclass(frozen=True)
-class Guarantee:
-    r"""An :math:`(\varepsilon, \delta)`-DP guarantee and the accounting that proves it.
-
-    ``accounting`` names the analysis (e.g. ``"objpert-profile"``: the tight privacy profile
-    of Redberg, Koskela & Wang 2023, Thm 3.1 as corrected in :mod:`pdpkit.accounting`;
-    ``"pld"``: a pessimistic privacy-loss-distribution composition). Neighbouring data sets
-    differ by adding or removing one record.
-    """
-
-    epsilon: float
-    delta: float
-    accounting: str = "objpert-profile"
-
-    def __post_init__(self) -> None:
-        eps = float(check_positive(self.epsilon, "epsilon"))
-        delta = float(as_finite_array(self.delta, "delta"))
-        if not 0.0 <= delta < 1.0:
-            raise ValueError(f"delta must lie in [0, 1); got {self.delta!r}")
-        if not isinstance(self.accounting, str) or not self.accounting:
-            raise TypeError("accounting must be a non-empty string naming the analysis")
-        object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "delta", delta)
-
-    def __str__(self) -> str:
-        return f"({self.epsilon:.4g}, {self.delta:.3g})-DP [{self.accounting}, add/remove one record]"
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Guarantee:
-        """Inverse of :meth:`to_dict`."""
-        return cls(epsilon=data["epsilon"], delta=data["delta"], accounting=data.get("accounting", "objpert-profile"))
-
-
-def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: float,
-                      norm_bound: float) -> Guarantee:
-    r"""The tight :math:`(\varepsilon, \delta)`-DP guarantee of ObjPert on rows with :math:`\|x\|_2 \le R`.
-
-    For a GLM loss with per-unit constants :math:`L` and :math:`\beta` (:mod:`pdpkit.losses`), rows
-    bounded by :math:`R` = ``norm_bound`` give :math:`\|\nabla\ell\| \le LR` and
-    :math:`f''\|x\|^2 \le \beta R^2`; the guarantee is the smallest ε with
-    :func:`pdpkit.accounting.objpert_delta` :math:`(\varepsilon) \le \delta` at these constants
-    (Redberg, Koskela & Wang 2023, Thm 3.1, corrected; the sharp log-determinant constant
-    :math:`\log(1 + \beta R^2/\lambda)`, valid for every :math:`\lambda > 0`). Assumes the
-    *exact* minimizer is released (:func:`objpert_fit` enforces it).
-
-    Raises ``ValueError`` for a loss with an unbounded gradient (no finite guarantee).
-    """
-    from .accounting import objpert_epsilon
-
-    loss = _check_loss(loss)
-    if not math.isfinite(loss.lipschitz) or not math.isfinite(loss.smoothness):
-        raise ValueError(f"loss {loss.name!r} has an unbounded gradient or curvature: ObjPert with it has no "
-                         "finite DP guarantee")
-    R = float(check_positive(norm_bound, "norm_bound"))
-    delta = float(check_probability(delta, "delta"))
-    eps = float(objpert_epsilon(delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R, lam=float(lam),
-                                sigma=float(sigma), sharp=True))
-    return Guarantee(epsilon=eps, delta=delta, accounting="objpert-profile")
-
-
-_RELEASE_FORMAT = "pdpkit-release/1"
-
-
-@dataclass(frozen=True, eq=False)
-class Release:
-    r"""What ObjPert may publish: the private minimizer, the public parameters and the guarantee.
-
-    Everything here is either a mechanism parameter chosen without looking at the data
-    (``lam``, ``sigma``, ``loss``, ``norm_bound``, ``fit_intercept``), the private output
-    ``theta``, a post-processing of it, or — in ``report`` — the noisy releases of a privacy
-    report (:class:`pdpkit.report.PrivacyReport`, serialized). Nothing data-dependent and
-    un-noised goes in: no :math:`b`, no :math:`n`, no gradient norm. ``classes`` (the two label
-    values) and ``feature_names`` are the data's *schema*, treated as public like the number
-    of columns.
-
-    With ``fit_intercept``, ``theta``'s last entry is the coefficient of a constant feature of
-    value ``norm_bound`` (so the fitted rows have norm at most :math:`\sqrt2` ``norm_bound``,
-    the bound the guarantee uses); :attr:`coef` and :attr:`intercept` undo that scaling.
-    ``row_norm="clip"`` records that rows beyond ``norm_bound`` were shrunk onto the ball
-    before fitting; :meth:`decision_function` applies the same map, so the model is
-    "clip, then linear" at prediction time too.
-    """
-
-    theta: np.ndarray
-    lam: float
-    sigma: float
-    loss: str
-    norm_bound: float | None
-    fit_intercept: bool = False
-    guarantee: Guarantee | None = None
-    report: dict[str, Any] | None = None
-    classes: tuple[Any, ...] | None = None
-    feature_names: tuple[str, ...] | None = None
-    row_norm: str = "raise"
-
-    def __post_init__(self) -> None:
-        if self.row_norm not in ("raise", "clip"):
-            raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
-        if self.row_norm == "clip" and self.norm_bound is None:
-            raise ValueError("row_norm='clip' needs norm_bound")
-        theta = as_finite_array(self.theta, "theta", ndim=1).copy()
-        theta.flags.writeable = False
-        object.__setattr__(self, "theta", theta)
-        if self.fit_intercept and self.norm_bound is None:
-            raise ValueError("fit_intercept=True needs norm_bound (the intercept column's value)")
-        if self.fit_intercept and theta.shape[0] < 1:
-            raise ValueError("theta must hold the intercept's coefficient when fit_intercept=True")
-
-    def __repr__(self) -> str:
-        g = str(self.guarantee) if self.guarantee is not None else "no DP guarantee (norm_bound=None)"
-        return (f"Release(loss={self.loss!r}, d={self.coef.shape[0]}, fit_intercept={self.fit_intercept}, "
-                f"lam={self.lam:.6g}, sigma={self.sigma:.6g}, norm_bound={self.norm_bound}, {g}"
-                f"{', with a privacy report' if self.report else ''})")
-
-    @property
-    def coef(self) -> np.ndarray:
-        """Coefficients of the user's features."""
-        return self.theta[:-1] if self.fit_intercept else self.theta
-
-    @property
-    def intercept(self) -> float:
-        """The intercept (0.0 without ``fit_intercept``)."""
-        return float(self.theta[-1] * self.norm_bound) if self.fit_intercept else 0.0
-
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
-        r""":math:`X\,\text{coef} + \text{intercept}` for rows of the user's features (post-processing)."""
-        X = as_finite_array(X, "X", ndim=2)
-        if X.shape[1] != self.coef.shape[0]:
-            raise ValueError(f"X must have {self.coef.shape[0]} columns; got {X.shape[1]}")
-        if self.row_norm == "clip":
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-            X = X * np.minimum(1.0, self.norm_bound / np.where(norms > 0, norms, 1.0))[:, None]
-        return X @ self.coef + self.intercept
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (see :meth:`to_json`)."""
-        return {
-            "format": _RELEASE_FORMAT,
-            "theta": [float(v) for v in self.theta],
-            "lam": float(self.lam),
-            "sigma": float(self.sigma),
-            "loss": self.loss,
-            "norm_bound": None if self.norm_bound is None else float(self.norm_bound),
-            "fit_intercept": bool(self.fit_intercept),
-            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
-            "report": self.report,
-            "classes": None if self.classes is None else [_json_scalar(c) for c in self.classes],
-            "feature_names": None if self.feature_names is None else list(self.feature_names),
-            "row_norm": self.row_norm,
-        }
-
-    def to_json(self, **kwargs: Any) -> str:
-        """The release as JSON text (``kwargs`` go to ``json.dumps``, e.g. ``indent=2``)."""
-        import json
-
-        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Release:
-        """Inverse of :meth:`to_dict`; ``ValueError`` for another format."""
-        if not isinstance(data, dict) or data.get("format") != _RELEASE_FORMAT:
-            raise ValueError(f"not a pdpkit release (expected format {_RELEASE_FORMAT!r})")
-        g = data.get("guarantee")
-        classes = data.get("classes")
-        names = data.get("feature_names")
-        return cls(theta=np.asarray(data["theta"], dtype=float), lam=float(data["lam"]), sigma=float(data["sigma"]),
-                   loss=str(data["loss"]), norm_bound=None if data.get("norm_bound") is None else float(data["norm_bound"]),
-                   fit_intercept=bool(data.get("fit_intercept", False)),
-                   guarantee=None if g is None else Guarantee.from_dict(g), report=data.get("report"),
-                   classes=None if classes is None else tuple(classes),
-                   feature_names=None if names is None else tuple(str(s) for s in names),
-                   row_norm=str(data.get("row_norm", "raise")))
-
-    @classmethod
-    def from_json(cls, text: str) -> Release:
-        """Inverse of :meth:`to_json`."""
-        import json
-
-        return cls.from_dict(json.loads(text))
-
-
-def _json_scalar(value: Any) -> Any:
-    """A label value as JSON can hold it (numpy scalars to Python)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def objpert_release(result: ObjPertResult, *, delta: float | None = None, norm_bound: float | None = None,
-                    fit_intercept: bool = False, report: Any = None, classes: Any = None,
-                    feature_names: Any = None, row_norm: str = "raise") -> Release:
-    r"""The publishable part of an ObjPert fit, with its guarantee at ``delta``.
-
-    ``norm_bound`` bounds the rows the *user* passed (with ``fit_intercept``, the fitted rows
-    carried a constant column of that value, so the guarantee is computed at
-    :math:`\sqrt2` ``norm_bound``). With ``norm_bound=None`` or ``delta=None`` the release
-    carries no guarantee. ``report`` is a :class:`pdpkit.report.PrivacyReport` (serialized with
-    its ``to_dict``) or ``None``.
-    """
-    if not isinstance(result, ObjPertResult):
-        raise TypeError(f"result must be an ObjPertResult; got {type(result).__name__}")
-    guarantee = None
-    if norm_bound is not None and delta is not None:
-        R = float(check_positive(norm_bound, "norm_bound")) * (math.sqrt(2.0) if fit_intercept else 1.0)
-        guarantee = objpert_guarantee(delta, loss=result.loss, lam=result.lam, sigma=result.sigma, norm_bound=R)
-    rep = None
-    if report is not None:
-        rep = report.to_dict() if hasattr(report, "to_dict") else dict(report)
-    return Release(theta=np.array(result.theta), lam=result.lam, sigma=result.sigma, loss=result.loss.name,
-                   norm_bound=norm_bound, fit_intercept=bool(fit_intercept), guarantee=guarantee, report=rep,
-                   classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
-                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
-                   row_norm=row_norm)

@@ -372,6 +372,10 @@ class PrivacyReport:
         """Dimension of :math:`\\theta`."""
         return int(self.theta.shape[0])
 
+    def __reduce__(self):
+        # pickle and deepcopy through the public fields (the derived ones are recomputed)
+        return (_report_from_dict, (self.to_dict(),))
+
     # ------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:
         """The report as a JSON-serializable dict: its releases and parameters only."""
@@ -684,6 +688,10 @@ class PrivacyReport:
         return float(_overhead_eps(sens, self._sigmas(), delta, accounting)[0])
 
 
+def _report_from_dict(data: dict[str, Any]) -> PrivacyReport:
+    return PrivacyReport.from_dict(data)
+
+
 # ================================================================== the mechanism
 def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, method: str = "adaptive",
                    rho: float = 0.05, sigma_gradient: float | None = None, sigma_hessian: float | None = None,
@@ -730,9 +738,12 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
     X, y = _check_data(X, y, loss)
     n, d = X.shape
     if d != fit.d or n != fit.n:
-        raise ValueError(f"X has shape {X.shape} but fit was fitted on n={fit.n}, d={fit.d}")
+        raise ValueError(f"X has shape {X.shape}: not the data set fit was fitted on (its d = {fit.d}, or its "
+                         "number of rows, differ)")
     gen = as_generator(rng)
-    base = dict(method=method, rho=rho, theta=fit.theta, lam=fit.lam, sigma=fit.sigma, loss=loss)
+    # the report is computed at the *released* theta: public, so its statistics' sensitivities
+    # are those of a fixed theta (Thm 11, 14, 17), and it is published beside that theta
+    base = dict(method=method, rho=rho, theta=fit.theta_released, lam=fit.lam, sigma=fit.sigma, loss=loss)
     if method == "data-independent":
         return PrivacyReport(**base)
     parts = rho_parts(rho, method=method)
@@ -741,13 +752,14 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
         raise ValueError(f"lam must be >= 2*tau*sigma_hessian = {2.0 * tau * sh:.6g} for the data-dependent report "
                          f"(Prop 21, tau = {tau:.6g}); the fit has lam = {fit.lam:g}. Nothing was released: use "
                          "method='adaptive', a smaller sigma_hessian or a larger lam")
-    theta = fit.theta
+    d1s = loss._d1_d2(X @ fit.theta, y)[0]
+    resid = float(np.linalg.norm(X.T @ d1s + fit.lam * fit.theta + fit.b))
+    if resid > 2.0 * fit.grad_tol + 1e-12 * _grad_scale(X, y, loss):
+        raise ValueError("X and y are not the data set fit was fitted on (the perturbed gradient at the fit's "
+                         "point is above its tolerance)")
+    theta = fit.theta_released
     d1, d2 = loss._d1_d2(X @ theta, y)
     grad = X.T @ d1 + fit.lam * theta
-    resid = float(np.linalg.norm(grad + fit.b))
-    if resid > 2.0 * fit.grad_tol + 1e-12 * _grad_scale(X, y, loss):
-        raise ValueError("X and y are not the data set fit was fitted on (the perturbed gradient at fit.theta is "
-                         f"{resid:.3e}, above the fit's tolerance {fit.grad_tol:.3e})")
     Hu = _hessian(X, d2, fit.lam)
     H = Hu + np.triu(Hu, 1).T
     g_rel = grad + sg * gen.standard_normal(d) if sg is not None else None  # Alg 5
@@ -950,7 +962,7 @@ def report_coverage(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, target_x: A
         rep = privacy_report(fit, X, y, method=method, rho=rho, sigma_gradient=sigma_gradient,
                              sigma_hessian=sigma_hessian, sigma_lambda_min=sigma_lambda_min, rng=gen)
         bd = rep.epsilon_bound(tx, target_y, uniform=uniform)
-        e1 = _objpert.ex_post_pdp(fit, X, y, tx, target_y, member=member)
+        e1 = _objpert.ex_post_pdp(_objpert.released_state_nonprivate(fit, X, y), X, y, tx, target_y, member=member)
         f = bd < e1 * (1.0 - 1e-9) - 1e-12
         fails += f
         any_fail += bool(np.any(f))

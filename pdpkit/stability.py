@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import linalg
 
-from ._solver import _check_data, _check_loss, _check_norm_bound, _hessian, _solve
+from ._solver import _check_data, _check_loss, _check_norm_bound, _grad_scale, _hessian, _solve
 from ._validation import as_finite_array, as_generator, check_nonnegative, check_positive, check_probability
 from .losses import GLMLoss, Huber, Logistic, RobustLog, Squared
 from .objpert import erm_fit_nonprivate
@@ -766,7 +766,8 @@ def _fit_and_hessian(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float) ->
     if lam > 0:
         theta = erm_fit_nonprivate(X, y, loss, lam=lam)
     else:
-        theta, *_ = _solve(X, y, loss, 0.0, np.zeros(X.shape[1]), 1e-10, 200, "auto", want_hessian=False)
+        theta, *_ = _solve(X, y, loss, 0.0, np.zeros(X.shape[1]), 1e-10 * _grad_scale(X, y, loss), 200, "auto",
+                           want_hessian=False, certify=False)
     w = loss.d2(X @ theta, y)
     H = _hessian(X, np.asarray(w, dtype=float), 0.0)
     H = np.triu(H) + np.triu(H, 1).T

@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "amp": 3,
     "report": 3,
     "single": 3,
+    "release": 3,
     "estimators": 4,
     "cli": 4,
     "__main__": 4,
@@ -52,11 +53,12 @@ SAME_LAYER_ALLOWED = {
     ("__main__", "cli"),
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),
+    ("release", "report"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.
 FORWARDS = {("goe", "analyze_gauss"), ("goe", "_goe_mpmath"), ("gaussian", "output_perturbation"),
-            ("objpert", "output_perturbation")}
+            ("objpert", "output_perturbation"), ("objpert", "release")}
 
 
 def _module_of(path: pathlib.Path) -> str:

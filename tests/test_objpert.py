@@ -50,6 +50,20 @@ def _perturbed_grad(X, y, loss, lam, b, theta):
     return X.T @ loss.d1(X @ theta, y) + lam * theta + b
 
 
+def _perturbed_grad_longdouble(X, y, loss, lam, b, theta):
+    """The perturbed gradient in x87 extended precision (64-bit mantissa): an independent reference."""
+    import mpmath
+
+    Xl, th = X.astype(np.longdouble), theta.astype(np.longdouble)
+    z = Xl @ th
+    # f' in extended precision via mpmath (30 digits) on the extended-precision margins
+    mpmath.mp.dps = 30
+    d1 = np.array([np.longdouble(float(v)) for v in (
+        [mpmath.mpf(-yi) / (1 + mpmath.exp(mpmath.mpf(float(yi)) * mpmath.mpf(float(zi)))) for zi, yi in zip(z, y)]
+        if loss.name == "logistic" else loss.d1(z.astype(float), y))], dtype=np.longdouble)
+    return Xl.T @ d1 + np.longdouble(lam) * th + b.astype(np.longdouble)
+
+
 # ----------------------------------------------------------------- exact density
 @pytest.mark.parametrize("loss", LOSSES, ids=lambda loss: loss.name)
 @pytest.mark.parametrize("d", [1, 2, 3])
@@ -162,12 +176,14 @@ def test_solver_reaches_tol_and_matches_scipy(loss):
     X, y = _data(rng, 300, 6, loss, scale=3.0)
     lam, sigma = 0.3, 2.0
     res = objpert_fit(X, y, loss, lam=lam, sigma=sigma, rng=rng, norm_bound=None)
-    g = _perturbed_grad(X, y, loss, lam, res.b, res.theta)
-    assert np.linalg.norm(g) == pytest.approx(res.grad_norm, rel=1e-6, abs=1e-13)
-    assert res.grad_norm <= res.grad_tol
-    scale = 300 * np.max(np.linalg.norm(X, axis=1)) * (loss.lipschitz if math.isfinite(loss.lipschitz)
-                                                         else max(1.0, np.max(np.abs(y))))
-    assert res.grad_tol == pytest.approx(1e-10 * scale)
+    # the tolerance is public and absolute: the default, whatever the data
+    assert res.grad_tol == 1e-8
+    # the TRUE perturbed gradient at the returned float64 point, in extended precision, is within it
+    g_true = _perturbed_grad_longdouble(X, y, loss, lam, res.b, res.theta)
+    assert float(np.sqrt(np.sum(g_true * g_true))) <= res.grad_tol
+    # the release is the point plus output noise of the public scale 2 tau / (lam mu0)
+    assert res.sigma_out == pytest.approx(2 * 1e-8 / (lam * 1e-3), rel=1e-12)
+    assert 0 < np.linalg.norm(res.theta_released - res.theta) < 10 * res.sigma_out * np.sqrt(6)
 
     def F(th):
         z = X @ th
@@ -211,7 +227,7 @@ def test_solver_hard_problems_still_exact():
     X = rng.normal(size=(n, d))
     w = rng.normal(size=d)
     y = np.sign(X @ w)  # separable: the minimizer is far out, only lam keeps it finite
-    res = objpert_fit(X, y, logistic, lam=1e-4, sigma=1.0, rng=rng, norm_bound=None)
+    res = objpert_fit(X, y, logistic, lam=1e-4, sigma=1.0, rng=rng, norm_bound=None, grad_tol=1e-6)
     assert res.grad_norm <= res.grad_tol
     X2 = X.copy()
     X2[:, -1] = 0.0
@@ -225,10 +241,22 @@ def test_solver_hard_problems_still_exact():
 def test_solver_raises_instead_of_returning_an_inexact_point():
     rng = np.random.default_rng(10)
     X, y = _data(rng, 400, 5, logistic, scale=5.0)
-    with pytest.raises(RuntimeError, match="did not converge"):
+    with pytest.raises(RuntimeError, match="max_iter=1") as info:
         objpert_fit(X, y, logistic, lam=1e-3, sigma=1.0, rng=rng, max_iter=1, norm_bound=None)
-    with pytest.raises(RuntimeError, match="tol"):
-        objpert_fit(X, y, logistic, lam=1e-3, sigma=1.0, rng=rng, tol=1e-30, norm_bound=None)
+    _no_data_numbers(str(info.value), allowed=("1",))
+    with pytest.raises(RuntimeError, match="grad_tol") as info:
+        objpert_fit(X, y, logistic, lam=1e-3, sigma=1.0, rng=rng, grad_tol=1e-30, norm_bound=None)
+    _no_data_numbers(str(info.value), allowed=("1e-30", "200"))
+    with pytest.raises(TypeError, match="grad_tol"):  # the old relative tolerance is refused
+        objpert_fit(X, y, logistic, lam=1e-3, sigma=1.0, rng=rng, tol=1e-2, norm_bound=None)
+
+
+def _no_data_numbers(message, allowed=()):
+    """A failure message carries no number but the caller's own settings."""
+    import re
+
+    found = [m for m in re.findall(r"\d[\d.e+-]*", message) if m not in allowed]
+    assert not found, f"message carries numbers {found}: {message}"
 
 
 def test_result_repr_shows_no_internal_state():
@@ -237,8 +265,8 @@ def test_result_repr_shows_no_internal_state():
     y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
     res = objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=1)
     text = repr(res)
-    assert "theta=" in text and "lam=" in text
-    for hidden in ("b=", "grad_norm=", "n=", "grad_tol=", "hessian_cholesky="):
+    assert "theta_released=" in text and "lam=" in text and "grad_tol=" in text and "sigma_out=" in text
+    for hidden in (" theta=", "(theta=", "b=", "grad_norm=", " n=", "n_iter=", "hessian_cholesky="):
         assert hidden not in text
 
 
@@ -561,8 +589,10 @@ def test_invalid_inputs_name_the_parameter():
         (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=np.inf), ValueError, r"\bsigma\b"),
         (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, b=np.ones(2)), ValueError, r"\bb\b.*shape"),
         (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, b=[np.nan] * 3), ValueError, r"\bb\b.*finite"),
-        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, tol=0.0), ValueError, r"\btol\b"),
-        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, tol=0.5), ValueError, r"\btol\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, tol=0.0), TypeError, r"\bgrad_tol\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, grad_tol=0.0), ValueError, r"\bgrad_tol\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, grad_tol="1e-8"), TypeError, r"\bgrad_tol\b"),
+        (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, sigma_out=-1.0), ValueError, r"\bsigma_out\b"),
         (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, max_iter=0), ValueError, r"\bmax_iter\b"),
         (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, max_iter=2.5), TypeError, r"\bmax_iter\b"),
         (lambda: objpert_fit(X, y, logistic, lam=1.0, sigma=1.0, rng=1.5), TypeError, r"\brng\b"),

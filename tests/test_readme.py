@@ -25,7 +25,7 @@ def test_first_example_is_the_estimator_and_runs(tmp_path, monkeypatch):
     text = out.getvalue()
     acc = float(re.search(r"test accuracy ([0-9.]+)", text).group(1))
     assert acc > 0.8
-    assert "-DP [pld" in text
+    assert "-DP [objpert-profile+gaussians" in text
     assert os.path.getsize(tmp_path / "release.json") > 100
 
 

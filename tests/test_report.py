@@ -68,17 +68,18 @@ def test_coverage_cross_term_dominates_and_the_missing_absolute_value_fails():
              "no_abs": np.zeros(3)}
     for _ in range(N):
         fit = objpert.objpert_fit(X, y, "logistic", lam=50.0, sigma=sig, rng=rng)
-        e1 = objpert.ex_post_pdp(fit, X, y, tx, ty, member=False)
+        at = objpert.released_state_nonprivate(fit, X, y)  # the loss at the released point
+        e1 = objpert.ex_post_pdp(at, X, y, tx, ty, member=False)
         rep0 = report.privacy_report(fit, X, y, method="data-independent", rho=rho)
         fails["independent"] += rep0.epsilon_bound(tx, ty) < e1
         rep = report.privacy_report(fit, X, y, method="data-dependent", rho=rho, sigma_gradient=sg,
                                     sigma_hessian=0.5, rng=rng)
         b = rep.epsilon_bound(tx, ty)
         fails["gradient"] += b < e1
-        em = objpert.ex_post_pdp(fit, X, y, X[:3], y[:3], member=True)
+        em = objpert.ex_post_pdp(at, X, y, X[:3], y[:3], member=True)
         fails["gradient_members"] += rep.epsilon_bound(X[:3], y[:3]) < em
         # Alg 4 as printed: g-bar = f' g^T x + sigma_2 |f'| ||x|| z, without |.|
-        z = tx @ fit.theta
+        z = tx @ fit.theta_released
         c1 = logistic.d1(z, ty)
         q = -special.ndtri(rep.rho_parts["cross"] / 4)
         nrm = np.linalg.norm(tx, axis=1)
@@ -106,7 +107,7 @@ def test_coverage_members_log_term_and_the_printed_log1p_fails():
     tau_h = goe.goe_norm_bound(d, rho=rho / 2)
     for _ in range(N):
         fit = objpert.objpert_fit(X, y, "squared", lam=lam, sigma=sigma, rng=rng)
-        e1 = objpert.ex_post_pdp(fit, X, y, X, y, member=True)
+        e1 = objpert.ex_post_pdp(objpert.released_state_nonprivate(fit, X, y), X, y, X, y, member=True)
         rep = report.privacy_report(fit, X, y, method="data-dependent", rho=rho, sigma_gradient=1e-3,
                                     sigma_hessian=lam / (2 * tau_h), rng=rng)
         b = rep.epsilon_bound(X, y)
@@ -115,7 +116,7 @@ def test_coverage_members_log_term_and_the_printed_log1p_fails():
                                       sigma_hessian=lam / 10, sigma_lambda_min=1e-3, rng=rng)
         fails["adaptive"] += rep_a.epsilon_bound(X, y) < e1
         # the public draft's Alg 2: |-log(1 + f'' mu-bar)| for everybody
-        c2 = squared.d2(X @ fit.theta, y)
+        c2 = squared.d2(X @ fit.theta_released, y)
         printed = b - _log_term_bound(rep, X, y) + np.log1p(c2 * rep.leverage_bound(X))
         fails["printed"] += printed < e1
     assert max(_cp_upper(k, N) for k in fails["data-dependent"]) <= rho
@@ -131,7 +132,7 @@ def test_uniform_variants_cover_all_targets_jointly_and_per_target_bounds_do_not
     anyfail = {"per-target": 0, "uniform": 0, "domain": 0, "uniform-grad": 0}
     for _ in range(N):
         fit = objpert.objpert_fit(X, y, "logistic", lam=50.0, sigma=0.3, rng=rng)
-        e1 = objpert.ex_post_pdp(fit, X, y, tx, ty, member=False)
+        e1 = objpert.ex_post_pdp(objpert.released_state_nonprivate(fit, X, y), X, y, tx, ty, member=False)
         rep = report.privacy_report(fit, X, y, method="data-independent", rho=rho)
         anyfail["per-target"] += bool(np.any(rep.epsilon_bound(tx, ty) < e1))
         anyfail["uniform"] += bool(np.any(rep.epsilon_bound(tx, ty, uniform=True) < e1))
@@ -155,7 +156,7 @@ def test_leverage_bound_worst_direction_and_chiani_tau_fails():
     s_h = 1.0
     lam = 2 * tau * s_h
     fit = objpert.objpert_fit(X, y, "logistic", lam=lam, sigma=1.0, rng=rng)
-    Hess = (X.T * logistic.d2(X @ fit.theta, y)) @ X + lam * np.eye(d)
+    Hess = (X.T * logistic.d2(X @ fit.theta_released, y)) @ X + lam * np.eye(d)
     Hinv = np.linalg.inv(Hess)
     fails = wrong = 0
     s_wrong = math.sqrt(2.0) * s_h  # allowed by tau/sqrt 2: lam = 2 (tau/sqrt 2) s_wrong
@@ -254,13 +255,14 @@ def test_general_bound_equals_the_glm_bound_on_glm_targets_and_covers_eps1():
     rep = report.privacy_report(fit, X, y, method="adaptive", sigma_hessian=0.3, sigma_gradient=0.2,
                                 sigma_lambda_min=0.3, rng=rng)
     tx, ty = X[:m], y[:m]
-    z = tx @ fit.theta
+    z = tx @ fit.theta_released
     g = logistic.d1(z, ty)[:, None] * tx
     G = logistic.d2(z, ty)[:, None, None] * np.einsum("ij,ik->ijk", tx, tx)
     np.testing.assert_allclose(rep.epsilon_bound_general(g, G, uniform="domain"),
                                rep.epsilon_bound(tx, ty, uniform="domain"), rtol=1e-9)
     general = rep.epsilon_bound_general(g, G)
-    assert np.all(general >= objpert.ex_post_pdp_general(fit, X, y, g, G, member=True))
+    at_release = objpert.released_state_nonprivate(fit, X, y)
+    assert np.all(general >= objpert.ex_post_pdp_general(at_release, X, y, g, G, member=True))
     assert np.all(general >= rep.epsilon_bound(tx, ty) * (1 - 1e-12))  # l1 cross term >= l2 one
     with pytest.raises(ValueError, match="symmetric"):
         rep.epsilon_bound_general(g[0], G[0] + np.triu(np.ones((d, d)), 1))
@@ -272,8 +274,8 @@ def test_release_noise_by_chi_square():
     n, d, N = 50, 4, 400
     X, y = _unit_rows(rng, n, d), _pm1(rng, n)
     fit = objpert.objpert_fit(X, y, "logistic", lam=5.0, sigma=1.0, rng=rng)
-    z = X @ fit.theta
-    grad = X.T @ logistic.d1(z, y) + 5.0 * fit.theta
+    z = X @ fit.theta_released  # the report's statistics are those of the released point
+    grad = X.T @ logistic.d1(z, y) + 5.0 * fit.theta_released
     H = (X.T * logistic.d2(z, y)) @ X + 5.0 * np.eye(d)
     lmin = np.linalg.eigvalsh(H)[0]
     sg, sh, sl = 0.7, 0.3, 0.2
@@ -313,7 +315,8 @@ def test_overhead_and_dp_epsilon_by_hand_formulas():
     rep = report.privacy_report(fit, X, y, method="adaptive", sigma_gradient=sg, sigma_hessian=sh,
                                 sigma_lambda_min=sl, rng=rng)
     tx, ty = 0.7 * _unit_rows(rng, 4, d), _pm1(rng, 4)
-    z = tx @ fit.theta
+    assert np.array_equal(rep.theta, fit.theta_released)  # the report is computed at the release
+    z = tx @ fit.theta_released
     c1, c2 = np.abs(logistic.d1(z, ty)), logistic.d2(z, ty)
     xx = np.sum(tx * tx, axis=1)
     mu = np.sqrt((c1 * np.sqrt(xx) / sg) ** 2 + (c2 * xx / math.sqrt(2) / sh) ** 2 + (c2 * xx / sl) ** 2)

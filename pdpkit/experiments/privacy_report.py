@@ -147,7 +147,7 @@ def report_vs_truth(X: Any, y: Any, loss: str | GLMLoss, *, lam: float, sigma: f
         lev[m] = np.asarray(rep.leverage_bound(X), dtype=np.float64)
         over[m] = float(rep.dp_epsilon(delta))
         est[m] = getattr(rep, "estimator", None)
-    d2 = loss.d2(X @ fit.theta, y)
+    d2 = loss.d2(X @ at_release.theta, y)
     H = (X * d2[:, None]).T @ X + lam * np.eye(X.shape[1])
     lev_true = np.einsum("ij,ji->i", X, np.linalg.solve(H, X.T))
     return ReportVsTruth(eps1=eps1, bounds=bounds, leverage=lev, leverage_true=lev_true, overhead_dp=over,

@@ -650,10 +650,16 @@ def _output_delta_one(e: float, eps0: float, a: float, mu: float) -> float:
     return min(1.0, total)
 
 
+_MU_MAX = 100.0  # a Gaussian part with mu above this alone costs eps > mu^2/2 = 5000: no meaningful guarantee
+
+
 def _check_mu(mu: object) -> float:
     m = check_nonnegative(mu, "mu")
     if m.ndim:
         raise TypeError(f"mu must be a scalar >= 0; got an array of shape {m.shape}")
+    if float(m) > _MU_MAX:
+        raise ValueError(f"mu must be at most {_MU_MAX:g} (the Gaussian part alone would cost eps > "
+                         f"{_MU_MAX ** 2 / 2:g}); got {float(m):g}: its noise scale is too small for its sensitivity")
     return float(m)
 
 
@@ -706,8 +712,9 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
                              sharp: bool = False) -> tuple[float, float]:
     r"""(λ, σ) such that ObjPert followed by a Gaussian of parameter μ is (ε, δ)-DP (:func:`objpert_output_delta`).
 
-    Both free: σ = ``f`` × the Gaussian mechanism's σ at sensitivity L, then the smallest λ
-    (the rule of :func:`objpert_calibrate`). One given: the smallest value of the other.
+    Both free: σ = ``f`` × the Gaussian mechanism's σ at sensitivity L (multiplied by ``f``
+    again while even λ → ∞ would leave δ(ε) above 0.9 δ, as happens for large δ), then the
+    smallest λ (the rule of :func:`objpert_calibrate`). One given: the smallest value of the other.
     Solved by bracketing and bisection on the log-determinant constant (for λ) or on
     :math:`\log\sigma`, rounded to the safe side. ``ValueError`` naming the parameter to
     change when no value works.
@@ -725,6 +732,11 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
             if f <= 1.0:
                 raise ValueError(f"f must be > 1 (sigma above the Gaussian mechanism's); got {f}")
             sigma = f * float(gaussian_sigma(eps, delta, sensitivity=L))
+            # at large delta the half-normal loss needs more than f times the Gaussian's sigma: grow it
+            for _ in range(200):
+                if _output_delta_one(eps, 0.0, L / sigma, mu) <= 0.9 * delta:
+                    break
+                sigma *= f
         sigma = _scalar_positive(sigma, "sigma")
         a = L / sigma
         if _output_delta_one(eps, 0.0, a, mu) > delta:

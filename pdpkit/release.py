@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from . import report as _report
 from ._solver import _check_loss
 from ._validation import as_finite_array, check_probability
-from .accounting import objpert_output_epsilon
+from .accounting import _check_mu, objpert_output_epsilon
 from .losses import GLMLoss, get_loss
 from .objpert import ObjPertResult, output_mu
 
@@ -243,9 +243,9 @@ def release_guarantee(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bou
     if report_delta is None:
         raise ValueError("report_delta is needed: the report releases noisy statistics")
     dr = float(check_probability(report_delta, "report_delta"))
+    mu_tot = _check_mu(math.hypot(mu_out, _report_mu(report, R)))  # refuses absurd noise scales first
     eps_r = float(report.dp_epsilon(dr, norm_bound=R, accounting="gaussian"))
     rep = GuaranteePart(name="report", epsilon=eps_r, delta=dr, accounting=_ACC_REPORT)
-    mu_tot = math.hypot(mu_out, _report_mu(report, R))
     eps_t = _model_epsilon(loss, lam, sigma, R, mu_tot, delta + dr)
     return Guarantee(epsilon=eps_t, delta=delta + dr, accounting=_ACC_TOTAL, parts=(model, rep))
 
@@ -359,8 +359,9 @@ class Release:
             if kw[k] is not None:
                 kw[k] = _real(kw[k], f"report.{k}", positive=k != "lambda_min_release")
         try:
-            obj = _report.PrivacyReport(theta=self.theta, lam=self.lam, sigma=self.sigma, loss=get_loss(self.loss),
-                                        **kw)
+            with np.errstate(all="ignore"):  # absurd noise scales are refused by verify(), not by a warning
+                obj = _report.PrivacyReport(theta=self.theta, lam=self.lam, sigma=self.sigma,
+                                            loss=get_loss(self.loss), **kw)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"report: {exc}") from None
         object.__setattr__(self, "report", _public_report_fields(obj))
@@ -428,7 +429,11 @@ class Release:
         Returns the release itself, so ``Release.from_json(text).verify()`` chains. A release
         without a guarantee verifies trivially (it claims nothing).
         """
-        want = self.expected_guarantee()
+        try:
+            want = self.expected_guarantee()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"guarantee: the release's parameters (lam, sigma, norm_bound, grad_tol, sigma_out and "
+                             f"the report's noise scales) give no guarantee to check it against: {exc}") from None
         if want is None:
             return self
         g = self.guarantee

@@ -101,7 +101,8 @@ $(LAB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[lab]"
 	touch $(LAB_STAMP)
 
-# JupyterLab on chapters/ for a reader who runs the chapters: the kernel is the project's,
+# JupyterLab on chapters/ for a reader who runs the chapters: the kernel is the project's
+# (also for new notebooks),
 # BLAS stays single-threaded as in the tests (the same outputs), and PDPKIT_PROGRESS is
 # unset so long runs show their progress bars. LAB_PORT=... picks another port.
 lab: $(LAB_STAMP) $(KERNEL_SPEC)
@@ -111,7 +112,8 @@ lab: $(LAB_STAMP) $(KERNEL_SPEC)
 	root=$$([ "$$(id -u)" = 0 ] && echo --allow-root || true); \
 	exec env -u PDPKIT_PROGRESS $(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 \
 	  --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 \
-	  --IdentityProvider.token=$$token --ServerApp.root_dir=chapters $$root
+	  --IdentityProvider.token=$$token --ServerApp.root_dir=chapters \
+	  --MappingKernelManager.default_kernel_name=$(KERNEL) $$root
 
 # Regenerate the constraints file from the current environment.
 lock: $(STAMP)

@@ -70,6 +70,7 @@ class Server:
             [sys.executable, "-m", "jupyter_server", "--no-browser", "--ServerApp.ip=127.0.0.1",
              f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
              f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={ROOT / 'chapters'}",
+             f"--MappingKernelManager.default_kernel_name={KERNEL}",
              *(["--allow-root"] if os.geteuid() == 0 else [])],  # as `make lab` (containers run as root)
             stdout=self.log, stderr=subprocess.STDOUT, env=_reader_env(tmp), start_new_session=True,
         )
@@ -208,8 +209,10 @@ def test_a_reader_s_jupyter_lists_the_project_kernel_and_runs_a_chapter_as_store
     server = Server(tmp_path, deadline=t0 + DEADLINE)
     try:
         server.wait_ready()
-        specs = server.api("GET", "/api/kernelspecs")["kernelspecs"]
+        listed = server.api("GET", "/api/kernelspecs")
+        specs = listed["kernelspecs"]
         assert KERNEL in specs, f"the server lists {sorted(specs)}, not {KERNEL!r} (run `make install`)"
+        assert listed["default"] == KERNEL
         spec = specs[KERNEL]["spec"]
         assert spec["display_name"] == KERNEL_DISPLAY
         assert pathlib.Path(spec["argv"][0]).parent == pathlib.Path(sys.executable).parent, \

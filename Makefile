@@ -2,6 +2,8 @@
 #   make book   create .venv, install, build the HTML book into _build/html/
 #   make test   create .venv, install, run unit tests, nbval on every chapter,
 #               and a book build with warnings as errors
+# and one to run the chapters yourself:
+#   make lab    install JupyterLab into .venv and serve chapters/ on 127.0.0.1
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
@@ -9,6 +11,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pdpkit-installed
 BROWSER_STAMP := $(VENV)/.pdpkit-browser-installed
+LAB_STAMP := $(VENV)/.pdpkit-lab-installed
+# The project's Jupyter kernel: the chapters' metadata name it, so they run on .venv's
+# Python wherever they are opened (a Jupyter that lacks it asks for a kernel instead of
+# silently using another environment's python3).
+KERNEL := pdpkit
+KERNEL_DISPLAY := Python (pdpkit)
+KERNEL_SPEC := $(VENV)/share/jupyter/kernels/$(KERNEL)/kernel.json
+LAB_PORT ?= 8888
 export PYTHONHASHSEED := 0
 # No progress bars in tests, nbval or the book build: stored outputs must not contain one.
 export PDPKIT_PROGRESS := 0
@@ -17,43 +27,48 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: help install book test unit nbval book-strict bench browser-test lock clean
+.PHONY: help install book test unit nbval book-strict bench browser-test lab lock clean
 
 help:
-	@echo "make book | make test | make bench | make browser-test | make lock | make clean"
+	@echo "make book | make test | make lab | make bench | make browser-test | make lock | make clean"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,book]"
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $(STAMP)
 
-install: $(STAMP)
+# Registered inside .venv (--sys-prefix): every Jupyter run from .venv sees it, and no
+# other environment's Jupyter is changed.
+$(KERNEL_SPEC): $(STAMP)
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) \
+	  --display-name "$(KERNEL_DISPLAY)" > /dev/null
 
-book: $(STAMP)
+install: $(STAMP) $(KERNEL_SPEC)
+
+book: install
 	$(BIN)/jupyter-book build . --keep-going
 	@echo "Book: _build/html/index.html"
 
 # Two workers: the machines have two cores (pytest-xdist). Unit tests are spread one by
 # one; each notebook's cells stay together on one worker (one kernel per chapter).
-unit: $(STAMP)
+unit: install
 	$(BIN)/python -m pytest tests -q -n 2
 
-nbval: $(STAMP)
+nbval: install
 	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider -n 2 --dist loadscope
 
 # The strict build renders the outputs stored in the notebooks instead of executing them
 # again: `make nbval` has just proved that they equal a fresh execution against the
 # installed package. (`make book` executes every chapter.)
 STORED_CONFIG := _build/_config_stored_outputs.yml
-book-strict: $(STAMP)
+book-strict: install
 	mkdir -p _build
 	sed 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' _config.yml > $(STORED_CONFIG)
 	grep -q '^  execute_notebooks: "off"$$' $(STORED_CONFIG)
 	$(BIN)/jupyter-book build . --config $(STORED_CONFIG) --all -W -n --keep-going
 
-test: $(STAMP)
+test: install
 	$(MAKE) unit
 	$(MAKE) nbval
 	$(MAKE) book-strict
@@ -81,6 +96,24 @@ $(BROWSER_STAMP): $(STAMP)
 browser-test: $(BROWSER_STAMP)
 	test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python tests/browser/check_book.py _build/html
+
+$(LAB_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[lab]"
+	touch $(LAB_STAMP)
+
+# JupyterLab on chapters/ for a reader who runs the chapters: the kernel is the project's
+# (also for new notebooks),
+# BLAS stays single-threaded as in the tests (the same outputs), and PDPKIT_PROGRESS is
+# unset so long runs show their progress bars. LAB_PORT=... picks another port.
+lab: $(LAB_STAMP) $(KERNEL_SPEC)
+	@token=$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(24))'); \
+	echo "JupyterLab on chapters/, kernel \"$(KERNEL_DISPLAY)\" ($(KERNEL)); Ctrl-C stops it."; \
+	echo "Open http://127.0.0.1:$(LAB_PORT)/lab?token=$$token"; \
+	root=$$([ "$$(id -u)" = 0 ] && echo --allow-root || true); \
+	exec env -u PDPKIT_PROGRESS $(BIN)/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 \
+	  --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 \
+	  --IdentityProvider.token=$$token --ServerApp.root_dir=chapters \
+	  --MappingKernelManager.default_kernel_name=$(KERNEL) $$root
 
 # Regenerate the constraints file from the current environment.
 lock: $(STAMP)

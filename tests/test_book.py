@@ -237,3 +237,29 @@ def test_every_experiments_module_belongs_to_a_chapter():
         assert f"pdpkit.experiments.{m.name}" in "\n".join(_code(nb)) or \
             re.search(rf"from pdpkit\.experiments import [^\n]*\b{m.name}\b", "\n".join(_code(nb))), \
             f"{nb.name} does not import its experiments module"
+
+
+# ------------------------------------------------------------------ running a chapter
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_chapter_runs_on_the_project_kernel_and_says_how_to_run_it(nb_path):
+    """The kernel ``make install`` registers, a "Run this chapter" note, the cost of full scale."""
+    nb = json.loads(nb_path.read_text())
+    spec = nb["metadata"]["kernelspec"]
+    assert (spec["name"], spec["display_name"]) == ("pdpkit", "Python (pdpkit)"), \
+        f"{nb_path.name} names the kernel {spec['name']!r}: the chapters run on the project's kernel"
+    md = _markdown(nb_path)
+    run = [m for m in md if m.startswith(":::{admonition} Run this chapter")]
+    assert run, f"{nb_path.name} has no 'Run this chapter' note"
+    assert "make lab" in run[0] and f"chapters/{nb_path.name}" in run[0] and "`pdpkit`" in run[0]
+    box = md[0][md[0].index("What this chapter shows"):]
+    box = box[:box.index("\n:::")]
+    duration = r"about [0-9.]+ (s|min|minutes|hours?)\b"
+    assert re.search(duration, box), f"{nb_path.name}: the box does not say how long the chapter takes"
+    first = _code(nb_path)[0]
+    switch = re.search(r"^FULL_SCALE = False  # (.*(?:\n# .*)*)", first, re.M)
+    if switch is None:
+        assert "no `FULL_SCALE` switch" in box and "FULL_SCALE" not in "\n".join(_code(nb_path))
+    else:
+        assert "`FULL_SCALE = True`" in box, f"{nb_path.name}: the box does not say what FULL_SCALE changes"
+        assert re.search(duration, switch.group(1)), \
+            f"{nb_path.name}: the FULL_SCALE comment does not say how long full scale takes"

@@ -181,7 +181,7 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
                 continue  # lam too small for this eps under the classic accounting
             sig_obj[i, j] = sigma
             thetas = [objpert_fit(Xtr, ytr, loss, lam=lam, sigma=sigma, rng=np.random.default_rng(seeds[s, 1]),
-                                  norm_bound=1.0).theta
+                                  norm_bound=1.0).theta_released
                       for s in range(n_seeds)]
             acc_obj[i, j] = _accuracy(np.array(thetas), Xte, yte)
     return AccuracyVsEpsilon(epsilons=eps_arr, lams=lam_arr, delta=delta, acc_output=acc_out, acc_objpert=acc_obj,

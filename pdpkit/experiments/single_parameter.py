@@ -127,7 +127,8 @@ class MethodErrors:
 def _objpert(data: RobustData, eps: float, delta: float, gen) -> np.ndarray:
     R = data.norm_bound
     lam, sigma = objpert_calibrate(eps, delta, L=robust_log.lipschitz * R, beta=robust_log.smoothness * R * R)
-    return np.asarray(objpert_fit(data.X, data.y, robust_log, lam=lam, sigma=sigma, rng=gen, norm_bound=R).theta)
+    fit = objpert_fit(data.X, data.y, robust_log, lam=lam, sigma=sigma, rng=gen, norm_bound=R)
+    return np.asarray(fit.theta_released)
 
 
 def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, theta_norm: float = 1.0,
@@ -300,10 +301,10 @@ def adult_errors(ns: Sequence[int], *, eps: float, feature: str = "sex", delta: 
         else:
             bottom[i, k] = True
             lam_o, sig_o = objpert_calibrate(eps / 2, delta / 2, L=R, beta=logistic.smoothness * R * R)
-            v_loc = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta[j]
+            v_loc = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta_released[j]
         ideal = local_sensitivity_release_nonprivate(X, y, logistic, eps, delta, u=u, domain="linf", **kw).value
         lam_o, sig_o = objpert_calibrate(eps, delta, L=R, beta=logistic.smoothness * R * R)
-        obj = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta[j]
+        obj = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta_released[j]
         for m, v in (("local", v_loc), ("nonprivate", ideal), ("objpert", obj)):
             errors[m][i, k] = abs(float(v) - th[j])
     return AdultErrors(ns=np.asarray(ns), eps=float(eps), feature=feature, theta_population=float(theta_pop[j]),

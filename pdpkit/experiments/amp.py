@@ -120,7 +120,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
                                 steps=steps, lr=float(lr), rng=gen) for lr in lrs]
             acc_h[i, j] = max(_accuracy(th, X_test, y_test) for th in honest) if k > 0 else 0.5
             res = amp_fit(X_train, y_train, logistic, lam=lam_a[i], sigma=sig_a[i], sigma_out=sigma_out,
-                          tau=tau, clip=C, rng=gen)
+                          tau=tau, clip=C, rng=gen, norm_bound=math.sqrt(2.0))
             acc_a[i, j] = _accuracy(res.theta, X_test, y_test)
     next(ticks, None)  # closes the bar
     theta_np = erm_fit_nonprivate(X_train, y_train, logistic, lam=1e-3)

@@ -8,6 +8,8 @@ r"""Experiments of the chapter "Ex-post per-instance privacy of ObjPert".
   :math:`\epsilon_1` over the individuals of a real data set.
 * :func:`objpert_density_mass` — the total mass of ObjPert's exact output density
   in one or two dimensions, by quadrature with a rigorous tail bound.
+* :func:`stopping_rule_audit` — an adversary's event against a solver whose stopping
+  rule depends on the data, and against what :func:`pdpkit.objpert.objpert_fit` releases.
 
 The per-instance values are functions of the data and are not private (they are what a
 privacy report estimates privately).
@@ -47,6 +49,8 @@ __all__ = [
     "worst_case_pdp_vs_d",
     "pdp_distribution",
     "objpert_density_mass",
+    "StoppingRuleAudit",
+    "stopping_rule_audit",
 ]
 
 
@@ -418,3 +422,74 @@ def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, *, lam: float, sig
     coarse, _ = integrate(panels // 2)
     return DensityMass(mass=fine, mass_coarse=coarse, tail_bound=tail_bound, center=np.asarray(center),
                        radius=radius, n_evaluations=n_eval)
+
+
+# ------------------------------------------------------------- the stopping rule
+@dataclass(frozen=True)
+class StoppingRuleAudit:
+    r"""Outcome of :func:`stopping_rule_audit`: how often an event happens on D and on D′.
+
+    ``counts[rule]`` is ``(k_D, k_D')`` out of ``n_samples`` runs for the event
+    :math:`\{\theta = 0\}` (the starting point released as such); ``delta_lower[rule]`` the
+    Clopper–Pearson lower confidence bound on :math:`P_{D'}(E) - e^{\varepsilon}P_D(E)` at the
+    claimed ε (level ``alpha``, Bonferroni over the two counts). A value above the claimed δ
+    refutes the claim for that rule.
+    """
+
+    rules: tuple[str, ...]
+    counts: dict[str, tuple[int, int]]
+    delta_lower: dict[str, float]
+    epsilon: float
+    delta: float
+    n_samples: int
+    alpha: float
+
+
+def _former_release(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, sigma: float, tol: float,
+                    method: str, gen: np.random.Generator) -> np.ndarray:
+    """The former stopping rule, kept only to be refuted: ``tol`` times max(1, n max||x|| L), the point released."""
+    from .._solver import _grad_scale, _solve
+
+    b = gen.normal(0.0, sigma, size=X.shape[1])
+    theta, *_ = _solve(X, y, loss, lam, b, tol * _grad_scale(X, y, loss), 200, method, want_hessian=False,
+                       certify=False)
+    return theta
+
+
+def stopping_rule_audit(D: tuple[Any, Any], D_prime: tuple[Any, Any], *, lam: float, sigma: float, delta: float,
+                        tol: float = 1e-2, method: str = "auto", n_samples: int = 2000, alpha: float = 0.01,
+                        rng: int | np.random.Generator | None = None) -> StoppingRuleAudit:
+    r"""The event :math:`\{\theta = 0\}` on a neighbouring pair, for the former rule and for the release.
+
+    ``"former"``: the solver stops at ``tol`` relative to a data-dependent scale and its point
+    is released (:func:`_former_release`). ``"release"``: :func:`pdpkit.objpert.objpert_fit`'s
+    ``theta_released`` (public tolerance, output noise). The claimed ε at ``delta`` is the
+    release's own guarantee (:meth:`pdpkit.objpert.ObjPertResult.release`).
+    """
+    from ..audit import clopper_pearson
+
+    gen = as_generator(rng)
+    loss = get_loss("logistic")
+    XD, yD = (np.asarray(a, dtype=float) for a in D)
+    XP, yP = (np.asarray(a, dtype=float) for a in D_prime)
+    n_samples = check_int_at_least(n_samples, "n_samples", 1)
+    eps = objpert_fit(XD, yD, loss, lam=lam, sigma=sigma, rng=0).release(delta=delta).guarantee.epsilon
+    rules = ("former", "release")
+    counts, lower = {}, {}
+    for rule in rules:
+        k = []
+        for X, y in ((XD, yD), (XP, yP)):
+            hits = 0
+            for _ in range(n_samples):
+                if rule == "former":
+                    th = _former_release(X, y, loss, lam, sigma, tol, method, gen)
+                else:
+                    th = objpert_fit(X, y, loss, lam=lam, sigma=sigma, rng=gen, method=method).theta_released
+                hits += bool(np.all(th == 0.0))
+            k.append(hits)
+        counts[rule] = (k[0], k[1])
+        p_lower, _ = clopper_pearson(k[1], n_samples, alpha / 2)
+        _, q_upper = clopper_pearson(k[0], n_samples, alpha / 2)
+        lower[rule] = float(p_lower - math.exp(eps) * q_upper)
+    return StoppingRuleAudit(rules=rules, counts=counts, delta_lower=lower, epsilon=float(eps), delta=float(delta),
+                             n_samples=n_samples, alpha=float(alpha))

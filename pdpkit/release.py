@@ -437,19 +437,14 @@ class Release:
         if want is None:
             return self
         g = self.guarantee
-        for i, (p, q) in enumerate(zip(g.parts, want.parts, strict=True)):
+        pairs = [(f"guarantee.parts[{i}]", p, q) for i, (p, q) in enumerate(zip(g.parts, want.parts, strict=True))]
+        for where, have, expect in pairs + [("guarantee", g, want)]:
             for attr in ("epsilon", "delta"):
-                if not _close(getattr(p, attr), getattr(q, attr)):
-                    raise ValueError(f"guarantee.parts[{i}].{attr} = {getattr(p, attr)!r} is not what the release's "
-                                     f"parameters give ({getattr(q, attr)!r})")
-            if p.accounting != q.accounting:
-                raise ValueError(f"guarantee.parts[{i}].accounting must be {q.accounting!r}")
-        for attr in ("epsilon", "delta"):
-            if not _close(getattr(g, attr), getattr(want, attr)):
-                raise ValueError(f"guarantee.{attr} = {getattr(g, attr)!r} is not what the release's parameters give "
-                                 f"({getattr(want, attr)!r})")
-        if g.accounting != want.accounting:
-            raise ValueError(f"guarantee.accounting must be {want.accounting!r}")
+                if not _close(getattr(have, attr), getattr(expect, attr)):
+                    raise ValueError(f"{where}.{attr} = {getattr(have, attr)!r} is not what the release's parameters "
+                                     f"give ({getattr(expect, attr)!r})")
+            if have.accounting != expect.accounting:
+                raise ValueError(f"{where}.accounting must be {expect.accounting!r}")
         return self
 
     # ------------------------------------------------------------ serialization

@@ -24,6 +24,7 @@ whose guarantee is not the one its parameters give.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -207,6 +208,12 @@ def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: f
 
 def _model_epsilon(loss: GLMLoss, lam: float, sigma: float, R: float, mu: float, delta: float) -> float:
     L, beta = _constants(loss, R)
+    return _composed_epsilon(L, beta, lam, sigma, mu, delta)
+
+
+@functools.lru_cache(maxsize=512)
+def _composed_epsilon(L: float, beta: float, lam: float, sigma: float, mu: float, delta: float) -> float:
+    """Cached: grid searches and seeds repeat the same parameters."""
     return float(objpert_output_epsilon(delta, L=L, beta=beta, lam=lam, sigma=sigma, mu=mu, sharp=True))
 
 

@@ -2,6 +2,7 @@
 #   make book   create .venv, install, build the HTML book into _build/html/
 #   make test   create .venv, install, run unit tests, nbval on every chapter,
 #               and a book build with warnings as errors
+#   make test-portable   nbval again as machines with other BLAS and SIMD kernels
 # and one to run the chapters yourself:
 #   make lab    install JupyterLab into .venv and serve chapters/ on 127.0.0.1
 SHELL := /bin/bash
@@ -27,10 +28,12 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: help install book test unit nbval book-strict bench browser-test lab lock clean
+.PHONY: help install book test test-portable unit nbval book-strict bench browser-test \
+	lab lock clean
 
 help:
-	@echo "make book | make test | make lab | make bench | make browser-test | make lock | make clean"
+	@echo "make book | make test | make test-portable | make lab | make bench |"
+	@echo "make browser-test | make lock | make clean"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,6 +75,30 @@ test: install
 	$(MAKE) unit
 	$(MAKE) nbval
 	$(MAKE) book-strict
+
+# The stored outputs must be a fresh execution on any x86-64 machine, not only on the
+# one that wrote them: a printed digit must not depend on the last bit of a BLAS, libm or
+# numpy SIMD result. `make nbval` runs this machine's own kernels; `make test-portable`
+# runs nbval again as two other machines would: OpenBLAS's Prescott kernels (SSE3) with
+# numpy's SIMD loops at the x86-64-v2 baseline, then OpenBLAS's Haswell kernels (AVX2,
+# FMA) with numpy's loops at x86-64-v3 (skipped on a CPU without AVX2 and FMA).
+NPY_SIMD_V2 := X86_V3 X86_V4 AVX512_ICL AVX512_SPR
+NPY_SIMD_V3 := X86_V4 AVX512_ICL AVX512_SPR
+SHOW_KERNELS := $(BIN)/python -c 'import threadpoolctl as t; \
+  from numpy._core import _multiarray_umath as m; \
+  blas = sorted({i.get("architecture") for i in t.threadpool_info() if i["internal_api"] == "openblas"}); \
+  simd = [k for k in m.__cpu_dispatch__ if m.__cpu_features__[k]] or ["baseline only"]; \
+  print("OpenBLAS kernels:", ", ".join(blas), "| numpy SIMD:", ", ".join(simd))'
+
+test-portable: $(STAMP)
+	@echo "== nbval with OPENBLAS_CORETYPE=Prescott, numpy SIMD at x86-64-v2"
+	@export OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES="$(NPY_SIMD_V2)"; \
+	  $(SHOW_KERNELS) && $(MAKE) --no-print-directory nbval
+	@if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then \
+	  echo "== nbval with OPENBLAS_CORETYPE=Haswell, numpy SIMD at x86-64-v3"; \
+	  export OPENBLAS_CORETYPE=Haswell NPY_DISABLE_CPU_FEATURES="$(NPY_SIMD_V3)"; \
+	  $(SHOW_KERNELS) && $(MAKE) --no-print-directory nbval; \
+	else echo "== skipped OpenBLAS Haswell: this CPU has no AVX2/FMA"; fi
 
 # diffprivlib 0.6.6 does not import with scikit-learn >= 1.8: the benchmark runs it in its own
 # environment, pinned by benchmarks/constraints-diffprivlib.txt.

@@ -1,12 +1,14 @@
-"""The README's examples run as written (in a scratch directory) and print what they claim."""
+"""The README's examples run as written and print what they claim; the release file goes
+to a temporary directory, never into the directory the example is run from (a reader's
+clone of this repository)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
 import pathlib
 import re
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -18,7 +20,11 @@ def _python_blocks() -> list[str]:
 def test_first_example_is_the_estimator_and_runs(tmp_path, monkeypatch):
     blocks = _python_blocks()
     assert "ObjPertClassifier" in blocks[0]
-    monkeypatch.chdir(tmp_path)
+    cwd, scratch = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    scratch.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where tempfile.mkdtemp() goes
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(blocks[0], "README.md", "exec"), {})
@@ -26,7 +32,9 @@ def test_first_example_is_the_estimator_and_runs(tmp_path, monkeypatch):
     acc = float(re.search(r"test accuracy ([0-9.]+)", text).group(1))
     assert acc > 0.8
     assert "-DP [objpert-profile+gaussians" in text
-    assert os.path.getsize(tmp_path / "release.json") > 100
+    assert not any(cwd.iterdir()), "the example wrote into the current directory"
+    (release,) = scratch.glob("*/release.json")  # written into a temporary directory
+    assert release.stat().st_size > 100
 
 
 def test_gaussian_example_runs():

@@ -14,7 +14,7 @@ r"""The ``pdpkit`` command line: fit a private model from a CSV, report, predict
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``, the default;
 exactly two label values, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
 (``huber``/``robust_log``; numeric labels) and writes the publishable release
-(:class:`pdpkit.objpert.Release`: the private coefficients, the public parameters, the
+(:class:`pdpkit.release.Release`: the private coefficients, the public parameters, the
 guarantee and, with ``--report``, the report's noisy statistics) as JSON. ``report`` evaluates
 the released privacy report on any records, members or not, one output row per input row
 in input order. ``predict`` applies the released model. All columns but the label are

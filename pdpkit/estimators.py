@@ -19,7 +19,7 @@ at most :math:`\sqrt2 R`, and the guarantee is computed at that bound; the inter
 constant column's coefficient times :math:`R`.
 
 Neighbouring data sets differ by adding or removing one record. What a fitted estimator
-holds — ``coef_``, ``intercept_``, ``release_`` (a :class:`pdpkit.objpert.Release`) and
+holds — ``coef_``, ``intercept_``, ``release_`` (a :class:`pdpkit.release.Release`) and
 ``report_`` — is private output or public parameters; the objective's noise vector and the
 non-private fit are not kept, so the fitted estimator (and its pickle) may be published.
 """
@@ -307,7 +307,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         The two labels; ``classes_[1]`` is the positive class (+1).
     coef_, intercept_ : numpy.ndarray, float
         The private model.
-    release_ : pdpkit.objpert.Release
+    release_ : pdpkit.release.Release
         What may be published (``release_.to_json()``).
     report_ : pdpkit.report.PrivacyReport or None
         The privacy report.

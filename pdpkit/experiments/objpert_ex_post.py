@@ -462,8 +462,8 @@ def stopping_rule_audit(D: tuple[Any, Any], D_prime: tuple[Any, Any], *, lam: fl
     r"""The event :math:`\{\theta = 0\}` on a neighbouring pair, for the former rule and for the release.
 
     ``"former"``: the solver stops at ``tol`` relative to a data-dependent scale and its point
-    is released (:func:`_former_release`). ``"release"``: :func:`pdpkit.objpert.objpert_fit`'s
-    ``theta_released`` (public tolerance, output noise). The claimed ε at ``delta`` is the
+    is released (the private helper ``_former_release``). ``"release"``:
+    :func:`pdpkit.objpert.objpert_fit`'s ``theta_released`` (public tolerance, output noise). The claimed ε at ``delta`` is the
     release's own guarantee (:meth:`pdpkit.objpert.ObjPertResult.release`).
     """
     from ..audit import clopper_pearson

@@ -21,17 +21,24 @@ in input order. ``predict`` applies the released model. All columns but the labe
 features, in the order of the release. Bad input (a missing column, a non-number or NaN,
 a row beyond the norm bound under ``raise``, a third label) stops with a message naming
 the row and column and a non-zero exit, and writes no output file.
+
+CSV files are read as UTF-8 (a byte-order mark is dropped; gzip-compressed files are read
+transparently); column names must be unique.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import csv
+import gzip
+import io
 import json
 import math
 import os
 import sys
 import tempfile
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,16 +59,21 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     shows it less the header) and the column for a missing column, an empty or non-numeric
     cell, NaN or infinity.
     """
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            try:
-                header = [h.strip() for h in next(reader)]
-            except StopIteration:
-                raise CLIError(f"{path}: the file is empty (a header row is needed)") from None
-            rows = [r for r in reader if any(cell.strip() for cell in r)]
-    except OSError as exc:
-        raise CLIError(f"{path}: {exc.strerror or exc}") from None
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise CLIError(f"{path}: the file is empty (a header row is needed)") from None
+        rows = [r for r in reader if any(cell.strip() for cell in r)]
+    except csv.Error as exc:
+        raise CLIError(f"{path}: line {reader.line_num}: not a readable CSV ({exc})") from None
+    first: dict[str, int] = {}
+    for j, h in enumerate(header, start=1):
+        if h in first:
+            raise CLIError(f"{path}: column {h!r} appears twice in the header (columns {first[h]} and {j}); "
+                           "column names must be unique")
+        first[h] = j
     if label is not None and label not in header:
         if label_required:
             raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
@@ -98,6 +110,28 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     if X.shape[0] == 0:
         raise CLIError(f"{path}: no data rows")
     return X, y, list(feature_names)
+
+
+def _read_text(path: str) -> str:
+    """The file's text: gzip-compressed (magic bytes 1f 8b) or not, UTF-8 with or without a byte-order mark."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise CLIError(f"{path}: {exc.strerror or exc}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            raise CLIError(f"{path}: a gzip file that cannot be decompressed (truncated or corrupt)") from None
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CLIError(f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8; the file must be "
+                       "UTF-8 encoded (convert it, e.g. iconv -f latin1 -t utf-8)") from None
 
 
 def _labels_for(loss: str, y: np.ndarray, path: str, label: str) -> np.ndarray:

@@ -53,7 +53,10 @@ function of the law of :math:`Y` (a shifted, scaled half-normal):
   :func:`objpert_epsilon_rdp` over continuous orders.
 
 Convention: the swept quantity (``eps``, ``delta``, ``alpha``) is positional, every
-mechanism parameter (``L``, ``beta``, ``lam``, ``sigma``, ``k``) keyword-only.
+mechanism parameter (``L``, ``beta``, ``lam``, ``sigma``, ``k``) keyword-only. Mechanism
+parameters are single numbers (an array or a string is a ``TypeError`` naming it), and
+``L/sigma`` must lie in [1e-300, 1e154] (a ``ValueError`` names both outside it); no function
+lets an overflow warning or a root finder's message through.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ __all__ = [
     "check_nonnegative",
     "check_probability",
     "check_int_at_least",
+    "scalar_positive",
+    "scalar_nonnegative",
+    "scalar_probability",
     "as_generator",
     "check_member_flags",
     "check_member_records",
@@ -26,13 +29,20 @@ __all__ = [
 def as_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
     """Return ``value`` as a float64 array after checking it is finite.
 
-    Raises ``TypeError`` if it cannot be converted to floats, ``ValueError`` if it
-    has NaN/inf entries or (when ``ndim`` is given) the wrong number of axes.
+    Raises ``TypeError`` if it cannot be converted to floats or is text (``"1"`` is
+    never read as the number 1), ``ValueError`` if it has NaN/inf entries or (when
+    ``ndim`` is given) the wrong number of axes.
     """
     try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(value)
+        text = raw.dtype.kind in "US" or (raw.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes)) for v in raw.ravel()))
+        if not text:
+            arr = raw.astype(np.float64, copy=False)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise TypeError(f"{name} must be numeric (array-like of floats); got {type(value).__name__}") from exc
+    if text:
+        raise TypeError(f"{name} must be numeric (array-like of floats), not text; got {type(value).__name__}")
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s); got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
@@ -62,6 +72,27 @@ def check_probability(value: Any, name: str) -> np.ndarray:
     if np.any((arr <= 0) | (arr >= 1)):
         raise ValueError(f"{name} must lie in the open interval (0, 1); got {value!r}")
     return arr
+
+
+def _scalar(arr: np.ndarray, name: str, requirement: str) -> float:
+    if arr.ndim:
+        raise TypeError(f"{name} must be a single number {requirement}, not an array; got shape {arr.shape}")
+    return float(arr)
+
+
+def scalar_positive(value: Any, name: str) -> float:
+    """A single finite number > 0, as a float (``TypeError`` for an array or text)."""
+    return _scalar(check_positive(value, name), name, "> 0")
+
+
+def scalar_nonnegative(value: Any, name: str) -> float:
+    """A single finite number >= 0, as a float (``TypeError`` for an array or text)."""
+    return _scalar(check_nonnegative(value, name), name, ">= 0")
+
+
+def scalar_probability(value: Any, name: str) -> float:
+    """A single number in the open interval (0, 1), as a float (``TypeError`` for an array or text)."""
+    return _scalar(check_probability(value, name), name, "in the open interval (0, 1)")
 
 
 def check_int_at_least(value: Any, name: str, minimum: int) -> int:

@@ -53,7 +53,10 @@ function of the law of :math:`Y` (a shifted, scaled half-normal):
   :func:`objpert_epsilon_rdp` over continuous orders.
 
 Convention: the swept quantity (``eps``, ``delta``, ``alpha``) is positional, every
-mechanism parameter (``L``, ``beta``, ``lam``, ``sigma``, ``k``) keyword-only.
+mechanism parameter (``L``, ``beta``, ``lam``, ``sigma``, ``k``) keyword-only. Mechanism
+parameters are single numbers (an array or a string is a ``TypeError`` naming it), and
+``L/sigma`` must lie in [1e-300, 1e154] (a ``ValueError`` names both outside it); no function
+lets an overflow warning or a root finder's message through.
 """
 
 from __future__ import annotations
@@ -68,7 +71,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import integrate, optimize, special
 
-from ._validation import as_finite_array, check_int_at_least, check_nonnegative, check_positive, check_probability
+from ._validation import (
+    as_finite_array,
+    check_int_at_least,
+    check_probability,
+    scalar_nonnegative,
+    scalar_positive,
+    scalar_probability,
+)
 from .gaussian import _delta_from_mu, _log_delta_from_mu, gaussian_sigma
 
 __all__ = [
@@ -98,49 +108,77 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 # ------------------------------------------------------------------ parameters
+#: The range of a = L/sigma every function accepts: a**2 stays finite, and so does every quantity
+#: derived from it (the calibrations return parameters inside this range for any eps up to 1e300).
+_A_MIN, _A_MAX = 1e-300, 1e154
+
+
 def _scalar_positive(value: object, name: str) -> float:
-    arr = check_positive(value, name)
-    if arr.ndim:
-        raise TypeError(f"{name} must be a scalar > 0; got an array of shape {arr.shape}")
-    return float(arr)
+    return scalar_positive(value, name)
+
+
+def _eps0(beta: object, lam: object, sharp: object) -> float:
+    """The log-determinant constant eps0 (validated beta, lam and sharp)."""
+    beta = scalar_nonnegative(beta, "beta")
+    lam = scalar_positive(lam, "lam")
+    if not isinstance(sharp, (bool, np.bool_)):
+        raise TypeError(f"sharp must be a bool; got {type(sharp).__name__}")
+    if sharp:
+        with np.errstate(over="ignore"):
+            ratio = np.float64(beta) / np.float64(lam)
+        if not np.isfinite(ratio):
+            raise ValueError(f"beta/lam must be finite (at most about 1e308); got beta = {beta:g}, lam = {lam:g}")
+        return math.log1p(float(ratio))
+    if not lam > beta:
+        raise ValueError(f"lam must be > beta = {beta:g} for the bound -log(1 - beta/lam) "
+                         f"(or pass sharp=True, valid for every lam > 0); got lam = {lam:g}")
+    return -math.log1p(-beta / lam)
 
 
 def _constants(L: object, beta: object, lam: object, sigma: object, sharp: bool) -> tuple[float, float]:
     """(eps0, a): the log-determinant constant and a = L/sigma, with validation."""
     L = _scalar_positive(L, "L")
-    beta_arr = check_nonnegative(beta, "beta")
-    if beta_arr.ndim:
-        raise TypeError(f"beta must be a scalar >= 0; got an array of shape {beta_arr.shape}")
-    beta = float(beta_arr)
-    lam = _scalar_positive(lam, "lam")
+    eps0 = _eps0(beta, lam, sharp)
     sigma = _scalar_positive(sigma, "sigma")
-    if not isinstance(sharp, (bool, np.bool_)):
-        raise TypeError(f"sharp must be a bool; got {type(sharp).__name__}")
-    if sharp:
-        eps0 = math.log1p(beta / lam)
-    else:
-        if not lam > beta:
-            raise ValueError(f"lam must be > beta = {beta:g} for the bound -log(1 - beta/lam) "
-                             f"(or pass sharp=True, valid for every lam > 0); got lam = {lam:g}")
-        eps0 = -math.log1p(-beta / lam)
-    return eps0, L / sigma
+    return eps0, _ratio(L, sigma)
+
+
+def _ratio(L: float, sigma: float) -> float:
+    """a = L/sigma, which must lie in [1e-300, 1e154] (``ValueError`` naming L and sigma)."""
+    with np.errstate(over="ignore", under="ignore"):
+        a = float(np.float64(L) / np.float64(sigma))
+    if not _A_MIN <= a <= _A_MAX:
+        raise ValueError(f"L/sigma must lie in [{_A_MIN:g}, {_A_MAX:g}]; got L = {L:g}, sigma = {sigma:g}")
+    return a
+
+
+def _log_erfcx(a: float) -> float:
+    """log erfcx(a/sqrt 2) = log E[e^{-a|Z|}] - a^2/2 (-inf where erfcx underflows, a beyond 1e308)."""
+    v = float(special.erfcx(a / _SQRT2))
+    return math.log(v) if v > 0.0 else -math.inf
+
+
+def _clamp_log(v: float) -> float:
+    """A log-delta as a finite float for the root finders (-inf, below the float range, becomes -1e308)."""
+    return max(v, -1e308)
 
 
 # -------------------------------------------------------------- privacy profile
 def _log_delta(eps: np.ndarray, eps0: float, a: float) -> np.ndarray:
     """log delta(eps) of the dominating loss Y = eps0 + a^2/2 + a|Z| (vectorized, stable)."""
-    eps_t = eps - eps0  # the source's eps-tilde, with the correct sign
-    eps_h = eps_t - 0.5 * a * a  # eps-hat
-    out = np.empty_like(eps_t)
-    upper = eps_h >= 0.0
-    if np.any(upper):
-        # 2 H_{e^eps_t}(N(a, 1) || N(0, 1)): the Gaussian profile at eps_t
-        out[upper] = math.log(2.0) + _log_delta_from_mu(eps_t[upper], np.full(upper.sum(), a))
-    lower = ~upper
-    if np.any(lower):
-        # 1 - e^{eps_h} E[e^{-a|Z|}] with E[e^{-a|Z|}] = e^{a^2/2} 2 Phi(-a) = erfcx(a/sqrt 2)
-        inner = eps_h[lower] + math.log(special.erfcx(a / _SQRT2))
-        out[lower] = np.log(-np.expm1(np.minimum(inner, 0.0)))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        eps_t = eps - eps0  # the source's eps-tilde, with the correct sign
+        eps_h = eps_t - 0.5 * a * a  # eps-hat
+        out = np.empty_like(eps_t)
+        upper = eps_h >= 0.0
+        if np.any(upper):
+            # 2 H_{e^eps_t}(N(a, 1) || N(0, 1)): the Gaussian profile at eps_t
+            out[upper] = math.log(2.0) + _log_delta_from_mu(eps_t[upper], np.full(upper.sum(), a))
+        lower = ~upper
+        if np.any(lower):
+            # 1 - e^{eps_h} E[e^{-a|Z|}] with E[e^{-a|Z|}] = e^{a^2/2} 2 Phi(-a) = erfcx(a/sqrt 2)
+            inner = eps_h[lower] + _log_erfcx(a)
+            out[lower] = np.log(-np.expm1(np.minimum(inner, 0.0)))
     return out
 
 
@@ -190,20 +228,25 @@ def objpert_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, sigma: f
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
-    flat = e.ravel()
-    eps_t = flat - eps0
-    out = np.empty_like(flat)
-    upper = eps_t - 0.5 * a * a >= 0.0
-    if np.any(upper):
-        out[upper] = np.minimum(1.0, 2.0 * _delta_from_mu(eps_t[upper], np.full(upper.sum(), a)))
-    if np.any(~upper):
-        inner = eps_t[~upper] - 0.5 * a * a + math.log(special.erfcx(a / _SQRT2))
-        out[~upper] = -np.expm1(np.minimum(inner, 0.0))
-    tiny = out < 1e-280
-    if np.any(tiny):  # keep relative accuracy where the direct form underflows
-        out[tiny] = np.exp(_log_delta(flat[tiny], eps0, a))
-    out = out.reshape(e.shape)
+    out = _delta(e.ravel(), eps0, a).reshape(e.shape)
     return out[0] if np.ndim(eps) == 0 else out
+
+
+def _delta(flat: np.ndarray, eps0: float, a: float) -> np.ndarray:
+    """delta(eps) of the dominating loss (no validation; see :func:`objpert_delta`)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        eps_t = flat - eps0
+        out = np.empty_like(flat)
+        upper = eps_t - 0.5 * a * a >= 0.0
+        if np.any(upper):
+            out[upper] = np.minimum(1.0, 2.0 * _delta_from_mu(eps_t[upper], np.full(upper.sum(), a)))
+        if np.any(~upper):
+            inner = eps_t[~upper] - 0.5 * a * a + _log_erfcx(a)
+            out[~upper] = -np.expm1(np.minimum(inner, 0.0))
+        tiny = out < 1e-280
+        if np.any(tiny):  # keep relative accuracy where the direct form underflows
+            out[tiny] = np.exp(_log_delta(flat[tiny], eps0, a))
+    return out
 
 
 # ------------------------------------------------------------------- inversion
@@ -221,30 +264,56 @@ def _solve_increasing(fn: Callable[[float], float], lo: float, hi: float, *, gro
     return optimize.brentq(fn, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
+class _NoSolution(ValueError):
+    """A calibration without a solution (the caller may re-raise it naming its own parameter)."""
+
+
+_SOLVER_ERRORS = (ArithmeticError, RuntimeError, ValueError)
+
+
 def objpert_epsilon(delta: ArrayLike, *, L: float, beta: float, lam: float, sigma: float,
                     sharp: bool = False) -> np.ndarray:
-    r"""Smallest ε with :func:`objpert_delta` :math:`(\varepsilon) \le \delta` (Thm 3.1 inverted).
+    r"""Smallest ε ≥ 0 with :func:`objpert_delta` :math:`(\varepsilon) \le \delta` (Thm 3.1 inverted).
 
     Solved in log space by Brent's method, then moved up by a few ulps until the
     inequality holds in floating point: the returned ε is never on the unsafe side.
-    Vectorized over ``delta`` in (0, 1).
+    Where δ(0) ≤ δ already (a tiny ``L/sigma`` with a small log-determinant constant: the
+    privacy loss is then below δ at ε = 0) the answer is 0 — the profile is defined for
+    negative ε too, but a privacy guarantee's ε is not. Vectorized over ``delta`` in (0, 1).
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     d = np.atleast_1d(check_probability(delta, "delta")).astype(float)
     out = np.empty(d.size)
     c = eps0 + 0.5 * a * a
+    delta_at_zero = float(_delta(np.zeros(1), eps0, a)[0])
     for i, di in enumerate(d.ravel()):
+        if delta_at_zero <= di:
+            out[i] = 0.0
+            continue
         target = math.log(di)
 
         def fn(e: float, target: float = target) -> float:  # increasing in e
-            return target - float(_log_delta(np.array([e]), eps0, a)[0])
+            return target - _clamp_log(float(_log_delta(np.array([e]), eps0, a)[0]))
 
+        # P(Y > eps) >= delta(eps): eps = c + a Phi^{-1}(1 - delta/2) is on the safe side of the root
+        top = (c + a * float(-special.ndtri(di / 2.0))) * (1.0 + 1e-12) + 1e-12
         lo = c - 50.0 * (1.0 + a)
-        while fn(lo) > 0:
-            lo -= 50.0 * (1.0 + a)
-        e = _solve_increasing(fn, lo, max(c, lo + 1.0), grow=lambda h: h + 2.0 * (1.0 + a) + abs(h))
+        for _ in range(10_000):  # (the relative step matters where a^2 is so large that 50 a is below an ulp)
+            if fn(lo) <= 0:
+                break
+            lo -= max(50.0 * (1.0 + a), abs(lo) * 1e-12)
+        def grow(h: float, top: float = top) -> float:
+            nxt = h + 2.0 * (1.0 + a) + abs(h)
+            return nxt if nxt < 1e300 else max(top, h)  # no overflow: top is past the root
+
+        try:
+            e = _solve_increasing(fn, lo, max(c, lo + 1.0), grow=grow)
+        except _SOLVER_ERRORS:  # pragma: no cover - the bracket [lo, top] always holds the root
+            raise ValueError(f"could not invert the profile at delta = {di:g} for L/sigma = {a:g}, eps0 = "
+                             f"{eps0:g}") from None
+        e = max(e, 0.0)
         for _ in range(64):
-            if float(objpert_delta(e, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp)) <= di:
+            if float(_delta(np.array([e]), eps0, a)[0]) <= di:
                 break
             e = e + max(abs(e), 1.0) * 1e-13
         out[i] = e
@@ -258,27 +327,47 @@ def objpert_sigma(eps: float, delta: float, *, L: float, beta: float, lam: float
 
     δ(ε) decreases in σ and tends to :math:`(1 - e^{\varepsilon - \varepsilon_0})_+` as
     σ → ∞, so a σ exists iff :math:`\varepsilon \ge \varepsilon_0`; otherwise a
-    ``ValueError`` names ``lam`` (increase it). The result is rounded up.
+    ``ValueError`` names ``lam`` (increase it). The result is rounded up. ``eps`` and
+    ``delta`` are single numbers; ``eps`` up to 1e300 (σ is then tiny), and a σ beyond the
+    float range (a huge ``L`` with a tiny δ) is a ``ValueError``.
     """
-    eps = float(check_positive(eps, "eps"))
-    delta = float(check_probability(delta, "delta"))
-    eps0, _ = _constants(L, beta, lam, 1.0, sharp)
+    eps = scalar_positive(eps, "eps")
+    delta = scalar_probability(delta, "delta")
+    L = _scalar_positive(L, "L")
+    eps0 = _eps0(beta, lam, sharp)
+    if eps > 1e300:
+        raise ValueError(f"eps must be at most 1e300 (sigma is then about L * 1e-150); got eps = {eps:g}")
     if eps <= eps0:
         raise ValueError(f"lam is too small: the log-determinant term alone costs eps0 = {eps0:.6g} >= eps = "
                          f"{eps:g}; increase lam (or use sharp=True)")
+    log_delta = math.log(delta)
 
     def fn(log_s: float) -> float:  # increasing in log sigma
-        s = math.exp(log_s)
-        return math.log(delta) - float(objpert_log_delta(eps, L=L, beta=beta, lam=lam, sigma=s, sharp=sharp))
+        a = L / math.exp(log_s)
+        return log_delta - _clamp_log(float(_log_delta(np.array([eps]), eps0, a)[0]))
 
-    g = float(gaussian_sigma(eps, delta, sensitivity=float(L)))
+    # ObjPert's privacy loss dominates the Gaussian mechanism's, so its sigma is at least the Gaussian one
+    try:
+        g = float(gaussian_sigma(eps, delta, sensitivity=L))
+    except ValueError:
+        raise ValueError(f"L is out of range for (eps, delta) = ({eps:g}, {delta:g}): sigma would exceed the "
+                         f"largest float; got L = {L:g}") from None
     lo = math.log(g) - 1.0
-    while fn(lo) > 0:
+    for _ in range(2000):  # log sigma spans about 1400 in floats
+        if fn(lo) <= 0:
+            break
         lo -= 1.0
-    log_s = _solve_increasing(fn, lo, lo + 1.0, grow=lambda h: h + 1.0)
+    try:
+        log_s = _solve_increasing(fn, lo, lo + 1.0, grow=lambda h: h + 1.0, max_grow=2000)
+    except _SOLVER_ERRORS:  # pragma: no cover - delta(eps) -> 0 as sigma -> infinity when eps > eps0
+        raise ValueError(f"could not calibrate sigma for (eps, delta) = ({eps:g}, {delta:g}); got L = {L:g}, "
+                         f"beta = {float(beta):g}, lam = {float(lam):g}") from None
+    if log_s > math.log(np.finfo(float).max) - 1e-9:
+        raise ValueError(f"sigma would exceed the largest float: eps = {eps:g} is too close to eps0 = {eps0:.6g} "
+                         f"or L = {L:g} too large for delta = {delta:g}")
     s = math.exp(log_s)
     for _ in range(64):
-        if float(objpert_delta(eps, L=L, beta=beta, lam=lam, sigma=s, sharp=sharp)) <= delta:
+        if float(_delta(np.array([eps]), eps0, L / s)[0]) <= delta:
             return s
         s *= 1.0 + 1e-13
     return s  # pragma: no cover
@@ -291,29 +380,66 @@ def objpert_lambda(eps: float, delta: float, *, L: float, beta: float, sigma: fl
     δ(ε) decreases in λ (through :math:`\varepsilon_0`) to the value at
     :math:`\varepsilon_0 = 0`; if even that exceeds δ no λ works and a ``ValueError``
     names ``sigma`` (increase it). Solved by bisection on :math:`\varepsilon_0`, rounded up.
+    Where the smallest λ is below the float range (a huge ε), the smallest positive normal
+    float is returned (it satisfies the guarantee).
     """
-    eps = float(check_positive(eps, "eps"))
-    delta = float(check_probability(delta, "delta"))
+    eps = scalar_positive(eps, "eps")
+    delta = scalar_probability(delta, "delta")
     L = _scalar_positive(L, "L")
-    beta = float(check_nonnegative(beta, "beta"))
+    beta = scalar_nonnegative(beta, "beta")
     sigma = _scalar_positive(sigma, "sigma")
-    a = L / sigma
-    if float(_log_delta(np.array([eps]), 0.0, a)[0]) > math.log(delta):
-        raise ValueError(f"sigma is too small: even as lam -> infinity delta(eps = {eps:g}) > {delta:g}; "
-                         f"increase sigma")
+    if not isinstance(sharp, (bool, np.bool_)):
+        raise TypeError(f"sharp must be a bool; got {type(sharp).__name__}")
+    try:
+        return _lambda(eps, delta, L, beta, sigma, sharp)
+    except _NoSolution as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _lambda(eps: float, delta: float, L: float, beta: float, sigma: float, sharp: bool) -> float:
+    a = _ratio(L, sigma)
+    log_delta = math.log(delta)
+    if _clamp_log(float(_log_delta(np.array([eps]), 0.0, a)[0])) > log_delta:
+        raise _NoSolution(f"sigma is too small: even as lam -> infinity delta(eps = {eps:g}) > {delta:g}; "
+                          f"increase sigma")
+    tiny = float(np.finfo(float).tiny)
     if beta == 0.0:
-        return float(np.finfo(float).tiny)
+        return tiny
 
     def fn(e0: float) -> float:  # decreasing in e0
-        return math.log(delta) - float(_log_delta(np.array([eps]), e0, a)[0])
+        return log_delta - _clamp_log(float(_log_delta(np.array([eps]), e0, a)[0]))
 
-    e0 = optimize.brentq(fn, 0.0, eps, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    # delta(eps) >= 1 - e^{eps - e0}: at e0 = eps - log(1 - delta) the target is met with equality at best
+    # (for a tiny L/sigma, with rounding on either side: step past it)
+    top = eps if fn(eps) < 0 else eps - math.log1p(-delta)
+    step = max(abs(top), 1.0) * 1e-15
+    for _ in range(200):
+        if fn(top) <= 0:
+            break
+        top, step = top + step, 2.0 * step
+    try:
+        e0 = optimize.brentq(fn, 0.0, top, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    except _SOLVER_ERRORS:  # pragma: no cover - fn(0) >= 0 >= fn(top)
+        raise ValueError(f"could not calibrate lam for (eps, delta) = ({eps:g}, {delta:g}); got L = {L:g}, "
+                         f"beta = {beta:g}, sigma = {sigma:g}") from None
     e0 = max(0.0, e0 * (1.0 - 1e-12))
+    if e0 == 0.0:
+        raise _NoSolution(f"sigma is too small: only lam -> infinity meets delta(eps = {eps:g}) <= {delta:g}; "
+                          f"increase sigma")
     # eps0 = log(1 + beta/lam) (sharp) or -log(1 - beta/lam): solve for lam, round up
-    lam = beta / math.expm1(e0) if sharp else beta / -math.expm1(-e0)
-    lam *= 1.0 + 1e-12
+    if not sharp:
+        lam = beta / -math.expm1(-e0)
+    elif e0 < 700.0:
+        lam = beta / math.expm1(e0)
+    else:  # e^{e0} - 1 overflows: log lam = log beta - e0 - log(1 - e^{-e0})
+        lam = math.exp(max(math.log(beta) - e0 - math.log1p(-math.exp(-e0)), math.log(tiny)))
+    lam = max(lam * (1.0 + 1e-12), tiny)
+    if sharp and not math.isfinite(beta / lam):
+        raise ValueError(f"beta/lam would exceed the largest float: beta = {beta:g} is too large for "
+                         f"eps = {eps:g}; rescale the loss")
     for _ in range(64):
-        if float(objpert_delta(eps, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp)) <= delta:
+        eps0 = math.log1p(beta / lam) if sharp else -math.log1p(-beta / lam)
+        if float(_delta(np.array([eps]), eps0, a)[0]) <= delta:
             return lam
         lam *= 1.0 + 1e-12
     return lam  # pragma: no cover
@@ -325,13 +451,33 @@ def objpert_calibrate(eps: float, delta: float, *, L: float, beta: float, f: flo
 
     σ = ``f`` × the tight Gaussian σ at sensitivity L (:func:`pdpkit.gaussian.gaussian_sigma`),
     then the smallest valid λ (:func:`objpert_lambda`, solved, not searched on a grid).
-    ``f > 1`` is needed for a finite λ.
+    ``f > 1`` is needed for a finite λ; for a small ε it must be larger (about 2 as ε → 0,
+    where ObjPert's δ(0) is twice the Gaussian mechanism's): a ``ValueError`` names ``f``.
     """
-    f = float(check_positive(f, "f"))
+    eps = scalar_positive(eps, "eps")
+    delta = scalar_probability(delta, "delta")
+    f = scalar_positive(f, "f")
     if f <= 1.0:
         raise ValueError(f"f must be > 1 (sigma above the Gaussian mechanism's); got {f}")
-    sigma = f * float(gaussian_sigma(eps, delta, sensitivity=float(_scalar_positive(L, "L"))))
-    return objpert_lambda(eps, delta, L=L, beta=beta, sigma=sigma, sharp=sharp), sigma
+    L = _scalar_positive(L, "L")
+    beta = scalar_nonnegative(beta, "beta")
+    if not isinstance(sharp, (bool, np.bool_)):
+        raise TypeError(f"sharp must be a bool; got {type(sharp).__name__}")
+    try:
+        g = float(gaussian_sigma(eps, delta, sensitivity=L))
+    except ValueError:
+        raise ValueError(f"L is out of range for (eps, delta) = ({eps:g}, {delta:g}): sigma would exceed the "
+                         f"float range; got L = {L:g}") from None
+    sigma = f * g
+    if not (math.isfinite(sigma) and _A_MIN <= L / sigma <= _A_MAX):
+        raise ValueError(f"f is too large: sigma = f * (Gaussian sigma) leaves the range where L/sigma lies in "
+                         f"[{_A_MIN:g}, {_A_MAX:g}]; got f = {f:g}")
+    try:
+        return _lambda(eps, delta, L, beta, sigma, sharp), sigma
+    except _NoSolution:
+        raise ValueError(f"f is too small for (eps, delta) = ({eps:g}, {delta:g}): with sigma = f * (Gaussian "
+                         f"sigma) no lam meets the target; increase f (about 2 or more for a small eps); "
+                         f"got f = {f:g}") from None
 
 
 # ------------------------------------------------------------------------- RDP
@@ -353,14 +499,21 @@ def objpert_rdp(alpha: ArrayLike, *, L: float, beta: float, lam: float, sigma: f
     al = np.atleast_1d(as_finite_array(alpha, "alpha")).astype(float)
     if np.any(al < 1.0):
         raise ValueError(f"alpha must be >= 1; got {alpha!r}")
-    t = (al - 1.0) * a
-    with np.errstate(divide="ignore", invalid="ignore"):
+    out = _rdp(al, eps0, a)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("alpha * (L/sigma)**2 / 2 exceeds the largest float: alpha or L/sigma is too large")
+    return out[0] if np.ndim(alpha) == 0 else out
+
+
+def _rdp(al: np.ndarray, eps0: float, a: float) -> np.ndarray:
+    """Thm 3.2 at the orders ``al`` >= 1 (no validation; +inf beyond the float range)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        t = (al - 1.0) * a
         log_mgf = np.log(2.0) + special.log_ndtr(t)
         term = np.where(t > 1e-8, log_mgf / np.where(t > 0, al - 1.0, 1.0),
                         a * _SQRT_2_OVER_PI - t * a / math.pi)
-    out = eps0 + 0.5 * al * a * a + term
-    out = out.reshape(al.shape)
-    return out[0] if np.ndim(alpha) == 0 else out
+        out = eps0 + 0.5 * al * a * a + term
+    return out.reshape(al.shape)
 
 
 def _check_orders(orders: ArrayLike, rdp: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -370,6 +523,8 @@ def _check_orders(orders: ArrayLike, rdp: ArrayLike) -> tuple[np.ndarray, np.nda
         raise ValueError(f"orders and rdp must be 1-d of the same length; got {o.shape} and {r.shape}")
     if np.any(o < 1.0):
         raise ValueError("orders must all be >= 1")
+    if np.any(r < 0.0):
+        raise ValueError("rdp must all be >= 0 (a Renyi divergence is never negative)")
     return o, r
 
 
@@ -382,7 +537,7 @@ def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, *, delta: float) -> tuple[
     """
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
-    delta = float(check_probability(delta, "delta"))
+    delta = scalar_probability(delta, "delta")
     o, r = _check_orders(orders, rdp)
     eps, order = rdp_acc.compute_epsilon(o, r, delta)
     return float(eps), float(order)
@@ -393,8 +548,24 @@ def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, *, eps: float) -> tuple[floa
     by ``dp_accounting.rdp.rdp_privacy_accountant.compute_delta``."""
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
-    eps = float(check_nonnegative(eps, "eps"))
+    eps = scalar_nonnegative(eps, "eps")
     o, r = _check_orders(orders, rdp)
+    tiny = (r > 0.0) & (r < 1e-15)
+    if np.any(tiny):
+        # dp_accounting's KL bound 0.5 log(1 - e^{-r}) fails for such r (e^{-r} rounds to 1): give it the same
+        # bound for those orders computed with expm1, then let it evaluate the rest
+        log_kl = 0.5 * np.log(-np.expm1(-r[tiny]))
+        a_t = o[tiny]
+        with np.errstate(divide="ignore"):
+            rdp_bound = np.where(a_t > 1.01, (a_t - 1.0) * (r[tiny] - eps + np.log1p(-1.0 / a_t)) - np.log(a_t),
+                                 np.inf)
+        log_d = np.minimum(log_kl, rdp_bound)
+        j = int(np.argmin(log_d))
+        best = (min(math.exp(log_d[j]), 1.0), float(a_t[j]))
+        if np.all(tiny):
+            return best
+        delta, order = rdp_acc.compute_delta(o[~tiny], r[~tiny], eps)
+        return min((float(delta), float(order)), best)
     delta, order = rdp_acc.compute_delta(o, r, eps)
     return float(delta), float(order)
 
@@ -402,12 +573,12 @@ def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, *, eps: float) -> tuple[floa
 def objpert_epsilon_rdp(delta: float, *, L: float, beta: float, lam: float, sigma: float,
                         sharp: bool = False) -> tuple[float, float]:
     r"""(ε, α): Thm 3.2 converted to (ε, δ) by the improved conversion, minimized over continuous α > 1."""
-    delta = float(check_probability(delta, "delta"))
-    _constants(L, beta, lam, sigma, sharp)
+    delta = scalar_probability(delta, "delta")
+    eps0, a = _constants(L, beta, lam, sigma, sharp)
 
     def eps_of(log_am1: float) -> float:
         al = 1.0 + math.exp(log_am1)
-        rho = float(objpert_rdp(al, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp))
+        rho = float(_rdp(np.array([al]), eps0, a)[0])  # +inf where it exceeds the float range
         return rho + math.log1p(-1.0 / al) - math.log(delta * al) / (al - 1.0)
 
     grid = np.linspace(math.log(0.02), math.log(5000.0), 200)
@@ -416,6 +587,8 @@ def objpert_epsilon_rdp(delta: float, *, L: float, beta: float, lam: float, sigm
     lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
     res = optimize.minimize_scalar(eps_of, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
     best = min((float(res.fun), float(res.x)), (float(vals[j]), float(grid[j])))
+    if not math.isfinite(best[0]):
+        raise ValueError(f"the RDP bound exceeds the largest float at every order: L/sigma = {a:g} is too large")
     return max(0.0, best[0]), 1.0 + math.exp(best[1])
 
 
@@ -470,6 +643,10 @@ def objpert_dominating_pair(*, L: float, beta: float, lam: float, sigma: float,
     return ObjPertDominatingPair(eps0=eps0, a=a)
 
 
+#: Largest privacy-loss grid :func:`objpert_pld` builds (a few hundred MB at most in dp_accounting).
+_PLD_MAX_POINTS = 5e6
+
+
 def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool = False,
                 value_discretization_interval: float = 1e-4, tail_mass: float = 1e-15):
     r"""Pessimistic dp_accounting ``PrivacyLossDistribution`` of the dominating pair, by connect-the-dots.
@@ -493,12 +670,21 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
     eps0, a = _constants(L, beta, lam, sigma, sharp)
-    h = float(check_positive(value_discretization_interval, "value_discretization_interval"))
-    tail_mass = float(check_probability(tail_mass, "tail_mass"))
+    h = scalar_positive(value_discretization_interval, "value_discretization_interval")
+    if h > 100.0:
+        raise ValueError(f"value_discretization_interval must lie in (0, 100] (a grid step in nats); got {h:g}")
+    tail_mass = scalar_probability(tail_mass, "tail_mass")
     c = eps0 + 0.5 * a * a
-    k_lo = math.floor(c / h)
     # last grid point: delta(eps) <= tail_mass
     e_hi = float(objpert_epsilon(tail_mass, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp))
+    with np.errstate(over="ignore"):
+        span = (max(e_hi, c) - min(c, e_hi)) / h + 3.0
+        k_max = max(abs(c), abs(e_hi)) / h
+    if not (span <= _PLD_MAX_POINTS and k_max < 2.0**52):
+        raise ValueError(f"value_discretization_interval is too fine for these parameters: the grid from the "
+                         f"smallest privacy loss to delta = tail_mass would exceed {_PLD_MAX_POINTS:g} points; "
+                         f"increase it or sigma (got value_discretization_interval = {h:g}, L/sigma = {a:g})")
+    k_lo = math.floor(c / h)
     k_hi = max(k_lo + 2, math.ceil(e_hi / h))
     ks = np.arange(k_lo, k_hi + 1)
     dl = objpert_delta(ks * h, L=L, beta=beta, lam=lam, sigma=sigma, sharp=sharp)
@@ -572,9 +758,13 @@ def objpert_rdp_nonglm(alpha: ArrayLike, *, L: float, beta: float, lam: float, s
     mean_w = math.sqrt(2.0) * math.exp(math.lgamma((d + 1) / 2.0) - math.lgamma(d / 2.0))
     out = np.empty(al.size)
     for i, a_i in enumerate(al.ravel()):
+        a_i = float(a_i)
         m = (a_i - 1.0) * a
         if m < 1e-10:
             out[i] = a * mean_w
+            continue
+        if m > 50.0:
+            out[i] = _log_chi_mgf_far(m, d, a_i - 1.0)
             continue
         mode = 0.5 * (m + math.sqrt(m * m + 4.0 * (d - 1)))  # maximizer of the log integrand
         peak = float(_chi_logpdf(np.array([mode]), d)[0]) + m * mode if mode > 0 else 0.0
@@ -583,8 +773,26 @@ def objpert_rdp_nonglm(alpha: ArrayLike, *, L: float, beta: float, lam: float, s
         val = integrate.quad(f, 0.0, mode + width, epsabs=0, epsrel=1e-12, limit=200)[0]
         val += integrate.quad(f, mode + width, np.inf, epsabs=0, epsrel=1e-12, limit=200)[0]
         out[i] = (math.log(val) + peak) / (a_i - 1.0)
-    out = c0 + 0.5 * a * a + out.reshape(al.shape)
+    with np.errstate(over="ignore"):
+        out = c0 + 0.5 * a * a + out.reshape(al.shape)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the RDP exceeds the largest float: alpha or L/sigma is too large")
     return out[0] if np.ndim(alpha) == 0 else out
+
+
+def _log_chi_mgf_far(m: float, d: int, am1: float) -> float:
+    r""":math:`\log\mathbb E[e^{mW}]/(\alpha - 1)` for :math:`W \sim \chi_d` and a large m, without overflow.
+
+    With the mode :math:`w^* = (m + \sqrt{m^2 + 4(d-1)})/2` of :math:`g(w) = (d-1)\log w - w^2/2 + mw`,
+    :math:`g(w^* + v) - g(w^*) = (d-1)(\log(1 + v/w^*) - v/w^*) - v^2/2` (no cancellation) and
+    :math:`g(w^*) = (d-1)(\log w^* - 1) + w^{*2}/2`; the peak has width at most 1, so
+    :math:`v \in [-40, 40]` holds all but :math:`e^{-800}` of the integral.
+    """
+    w = 0.5 * m * (1.0 + math.sqrt(1.0 + 4.0 * (d - 1) / m / m))
+    f = lambda v: math.exp((d - 1) * (math.log1p(v / w) - v / w) - 0.5 * v * v)
+    val = integrate.quad(f, max(-w, -40.0), 40.0, epsabs=0, epsrel=1e-12, limit=200)[0]
+    log_c = (1.0 - d / 2.0) * math.log(2.0) - math.lgamma(d / 2.0)  # chi_d density constant
+    return (math.log(val) + log_c + (d - 1) * (math.log(w) - 1.0)) / am1 + 0.5 * w * (w / am1)
 
 
 def objpert_delta_nonglm(eps: ArrayLike, *, L: float, beta: float, lam: float, sigma: float, d: int,
@@ -603,7 +811,11 @@ def objpert_delta_nonglm(eps: ArrayLike, *, L: float, beta: float, lam: float, s
     c = c0 + 0.5 * a * a
     out = np.empty(e.size)
     for i, ei in enumerate(e.ravel()):
-        w0 = max(0.0, (ei - c) / a)
+        ei = float(ei)
+        w0 = max(0.0, (ei - c) / a)  # (a Python float: inf, not a warning, where it overflows)
+        if w0 > math.sqrt(d) + 40.0:  # delta <= P(W > w0) <= e^{-40^2/2} (W is 1-Lipschitz, E W <= sqrt d)
+            out[i] = 0.0
+            continue
         shift = ei - c - a * w0  # <= 0; equals 0 when w0 > 0
         f = lambda w, w0=w0, shift=shift: math.exp(float(_chi_logpdf(np.array([w]), d)[0])) * (
             -math.expm1(shift - a * (w - w0)))

@@ -21,19 +21,33 @@ in input order. ``predict`` applies the released model. All columns but the labe
 features, in the order of the release. Bad input (a missing column, a non-number or NaN,
 a row beyond the norm bound under ``raise``, a third label) stops with a message naming
 the row and column and a non-zero exit, and writes no output file.
+
+CSV files are read as UTF-8 (a byte-order mark is dropped; gzip-compressed files are read
+transparently); column names must be unique. Every output path is checked before any work
+starts (not an input file, not a directory, in an existing writable directory) and every
+output is written atomically (a temporary file in the same directory, then renamed) with
+the usual permissions (``0o666 & ~umask``). Ctrl-C (exit status 130) and SIGTERM (143) stop
+with one line and leave neither a partial output nor a temporary file.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
 import csv
+import gzip
+import io
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Sequence
-from typing import Any
+import threading
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any
 
 import numpy as np
 
@@ -52,16 +66,21 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     shows it less the header) and the column for a missing column, an empty or non-numeric
     cell, NaN or infinity.
     """
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            try:
-                header = [h.strip() for h in next(reader)]
-            except StopIteration:
-                raise CLIError(f"{path}: the file is empty (a header row is needed)") from None
-            rows = [r for r in reader if any(cell.strip() for cell in r)]
-    except OSError as exc:
-        raise CLIError(f"{path}: {exc.strerror or exc}") from None
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise CLIError(f"{path}: the file is empty (a header row is needed)") from None
+        rows = [r for r in reader if any(cell.strip() for cell in r)]
+    except csv.Error as exc:
+        raise CLIError(f"{path}: line {reader.line_num}: not a readable CSV ({exc})") from None
+    first: dict[str, int] = {}
+    for j, h in enumerate(header, start=1):
+        if h in first:
+            raise CLIError(f"{path}: column {h!r} appears twice in the header (columns {first[h]} and {j}); "
+                           "column names must be unique")
+        first[h] = j
     if label is not None and label not in header:
         if label_required:
             raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
@@ -100,6 +119,28 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     return X, y, list(feature_names)
 
 
+def _read_text(path: str) -> str:
+    """The file's text: gzip-compressed (magic bytes 1f 8b) or not, UTF-8 with or without a byte-order mark."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise CLIError(f"{path}: {exc.strerror or exc}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            raise CLIError(f"{path}: a gzip file that cannot be decompressed (truncated or corrupt)") from None
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CLIError(f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8; the file must be "
+                       "UTF-8 encoded (convert it, e.g. iconv -f latin1 -t utf-8)") from None
+
+
 def _labels_for(loss: str, y: np.ndarray, path: str, label: str) -> np.ndarray:
     if loss == "logistic":
         values = sorted(set(y.tolist()))
@@ -129,17 +170,144 @@ def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str) -> N
                            f"({over.size} such rows); rescale the features or pass --row-norm clip")
 
 
-def _write_atomic(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".pdpkit-", suffix=".tmp")
+# ------------------------------------------------------------------ outputs
+#: Temporary files of this process (output's absolute path -> (temporary path, fd)): reserved next to each
+#: output before the work starts, filled and renamed at the end, removed on every other way out (errors,
+#: Ctrl-C, SIGTERM).
+_RESERVED: dict[str, tuple[str, int]] = {}
+_WRITTEN: list[str] = []
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler (like KeyboardInterrupt for SIGINT)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM wait meanwhile: a temporary file is never created unregistered, a group of outputs
+    is renamed together, and the cleanup is not cut short."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _file_mode() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _reserve(path: str, option: str) -> tuple[str, int]:
+    """A temporary file next to ``path``, with the mode the output will have."""
+    d = os.path.dirname(os.path.abspath(path))
+    with _blocked():
+        try:
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=".pdpkit-", suffix=".tmp")
+        except OSError as exc:
+            raise CLIError(f"{option} {path}: cannot write in the directory {d} ({exc.strerror or exc})") from None
+        _RESERVED[os.path.abspath(path)] = (tmp, fd)
+    os.chmod(tmp, _file_mode())
+    return tmp, fd
+
+
+def _discard(key: str) -> None:
+    tmp, fd = _RESERVED.pop(key, (None, -1))
+    if tmp is None:
+        return
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
+def _discard_all() -> None:
+    for key in list(_RESERVED):
+        _discard(key)
+
+
+def _write_outputs(items: Sequence[tuple[str, str, Callable[[IO[bytes]], Any]]]) -> None:
+    """Write each (option, path, writer) to its temporary file, then rename them all together.
+
+    Nothing appears under an output name until every output is complete; on any error the
+    temporary files are removed and the outputs keep their previous content.
+    """
+    current = items[0][:2]  # (option, path) being written, for the message
+    try:
+        for option, path, writer in items:
+            current = (option, path)
+            key = os.path.abspath(path)
+            tmp, fd = _RESERVED[key] if key in _RESERVED else _reserve(path, option)
+            with os.fdopen(os.dup(fd), "wb") as fh:
+                fh.truncate(0)
+                writer(fh)
+        with _blocked():
+            for option, path, _ in items:
+                current = (option, path)
+                tmp, fd = _RESERVED[os.path.abspath(path)]
+                os.replace(tmp, path)  # (if this fails, the finally below removes the temporary file)
+                del _RESERVED[os.path.abspath(path)]
+                os.close(fd)
+                _WRITTEN.append(path)
+    except OSError as exc:  # e.g. the disk filled up, or the directory changed since the check
+        raise CLIError(f"{current[0]} {current[1]}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        for _, path, _ in items:
+            _discard(os.path.abspath(path))
+
+
+def _write_atomic(path: str, text: str, *, option: str = "--out") -> None:
+    _write_outputs([(option, path, lambda fh: fh.write(text.encode("utf-8")))])
+
+
+def _check_output(option: str, path: str, inputs: Sequence[str]) -> None:
+    """An output path that can be written and overwrites no input; its temporary file is reserved."""
+    if not path:
+        raise CLIError(f"{option}: the path is empty")
+    if os.path.isdir(path):
+        raise CLIError(f"{option} {path}: is a directory; give a file name")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise CLIError(f"{option} {path}: exists and is not a regular file; give another file name")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise CLIError(f"{option} {path}: the directory {d} does not exist")
+    for inp in inputs:
+        if _same_file(inp, path):
+            raise CLIError(f"{option} {path}: is the input file {inp}; writing it would destroy the input, "
+                           "give another file name")
+    _reserve(path, option)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """The same file, also through a symlink or a hard link."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Every output path checked (and its temporary file reserved) before any work starts."""
+    inputs = [getattr(args, name) for name in ("data", "release", "targets") if hasattr(args, name)]
+    outputs = [("--out", args.out)]
+    if getattr(args, "plot", None) is not None:
+        outputs.append(("--plot", args.plot))
+        if args.plot and _same_file(args.plot, args.out):
+            raise CLIError(f"--plot {args.plot}: is the same file as --out")
+    for option, path in outputs:
+        _check_output(option, path, inputs)
 
 
 def _csv_text(header: list[str], rows: list[list[Any]]) -> str:
@@ -220,14 +388,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
     report = release.privacy_report
     bounds = np.asarray(report.epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
     text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
+    outputs = [("--out", args.out, lambda fh: fh.write(text.encode("utf-8")))]
     if args.plot:
         from . import plotting as pp
         from .report import plot_report
 
         pp.setup()
         fig, _ = plot_report(bounds, kind="hist")
-        fig.savefig(args.plot, dpi=150, bbox_inches="tight")
-    _write_atomic(args.out, text)
+        outputs.append(("--plot", args.plot, lambda fh: fig.savefig(fh, format="png", dpi=150, bbox_inches="tight")))
+    _write_outputs(outputs)  # the CSV and the plot appear together, or neither
     print(f"wrote {args.out}: {bounds.size} bounds, median {np.median(bounds):.4g}, max {np.max(bounds):.4g} "
           f"(each holds with probability >= {1 - report.rho:g})")
     return 0
@@ -308,7 +477,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pdpkit`` console script and ``python -m pdpkit``; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    _WRITTEN.clear()
     try:
+        _check_paths(args)
         return int(args.func(args))
     except CLIError as exc:
         print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
@@ -316,3 +489,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # a validation error of the library (names the parameter/row)
         print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"pdpkit {args.command}: interrupted (Ctrl-C); {_what_was_written()}", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print(f"pdpkit {args.command}: terminated (SIGTERM); {_what_was_written()}", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        with _blocked():
+            _discard_all()
+        if main_thread:  # (None: a handler not installed from Python, which cannot be put back)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _what_was_written() -> str:
+    return f"wrote {', '.join(_WRITTEN)} before stopping" if _WRITTEN else "no output written"

@@ -61,6 +61,13 @@ _SQRT2 = np.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
+def _finite_result(out: np.ndarray, message: str) -> np.ndarray:
+    """``out`` if every entry is finite, else ``ValueError(message)`` (a result beyond the float range)."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError(message)
+    return out
+
+
 # ----------------------------------------------------------------------------- ex post
 def gaussian_privacy_loss(delta_z: ArrayLike, noise: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
     r"""Signed privacy loss :math:`\log p_D(o) - \log p_{D'}(o)` of the Gaussian mechanism.
@@ -85,9 +92,17 @@ def gaussian_privacy_loss(delta_z: ArrayLike, noise: ArrayLike, *, sigma: ArrayL
         raise ValueError(
             f"delta_z and noise must have the same last (dimension) axis; got {delta_z.shape} and {noise.shape}"
         )
-    sq = np.einsum("...i,...i->...", delta_z, delta_z)
-    inner = np.einsum("...i,...i->...", delta_z, noise)
-    return sq / (2.0 * sigma**2) - inner / sigma**2
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        sq = np.einsum("...i,...i->...", delta_z, delta_z)
+        inner = np.einsum("...i,...i->...", delta_z, noise)
+        out = sq / (2.0 * sigma**2) - inner / sigma**2
+        if not np.all(np.isfinite(out)) or np.any((sigma < 1e-150) | (sigma > 1e150)):
+            # sigma**2 or the squares leave the float range: the same loss in units of sigma
+            s = sigma[..., None]
+            dz, nz = delta_z / s, noise / s
+            out = np.einsum("...i,...i->...", dz, dz) / 2.0 - np.einsum("...i,...i->...", dz, nz)
+    return _finite_result(out, "the privacy loss exceeds the largest float: delta_z and noise are too large "
+                               "relative to sigma")
 
 
 def gaussian_ex_post_pdp(delta_z: ArrayLike, noise: ArrayLike, *, sigma: ArrayLike) -> np.ndarray:
@@ -132,14 +147,16 @@ def gaussian_pdp_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: Arr
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
     delta = check_probability(delta, "delta")
-    mu = sensitivity / sigma
     if form == "phi":
         tail = _upper_normal_quantile(delta)
     elif form == "sqrt_log":
         tail = np.sqrt(2.0 * np.log(1.0 / delta))
     else:
         raise ValueError(f"form must be 'phi' or 'sqrt_log'; got {form!r}")
-    return mu**2 / 2.0 + mu * tail
+    with np.errstate(over="ignore", under="ignore"):
+        mu = sensitivity / sigma
+        out = mu**2 / 2.0 + mu * tail
+    return _finite_result(out, "sensitivity/sigma must be below about 1e154: the bound exceeds the largest float")
 
 
 def gaussian_ex_post_bound(sensitivity: ArrayLike, *, sigma: ArrayLike, rho: ArrayLike,
@@ -160,17 +177,76 @@ def gaussian_ex_post_bound(sensitivity: ArrayLike, *, sigma: ArrayLike, rho: Arr
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
     rho = check_probability(rho, "rho")
-    mu = sensitivity / sigma
     if form == "phi":
         tail = _upper_normal_quantile(rho / 2.0)
     elif form == "sqrt_log":
         tail = np.sqrt(2.0 * np.log(2.0 / rho))
     else:
         raise ValueError(f"form must be 'phi' or 'sqrt_log'; got {form!r}")
-    return mu**2 / 2.0 + mu * tail
+    with np.errstate(over="ignore", under="ignore"):
+        mu = sensitivity / sigma
+        out = mu**2 / 2.0 + mu * tail
+    return _finite_result(out, "sensitivity/sigma must be below about 1e154: the bound exceeds the largest float")
 
 
 # ----------------------------------------------------------------------------- profile
+#: Below this ratio mu / max(1, |x1|) the profile is evaluated by the series of ``_log_mills_diff``: the
+#: closed form loses about log10(max(1, |x1|) / mu) digits to cancellation, the series none.
+_SERIES_RATIO = 0.01
+_SERIES_TERMS = 12  # terms in mu: the k-th is below (mu / max(1, |x1|))^(k-1) = 1e-22 at k = 12
+_FAR = -20.0  # below this x the moments come from their asymptotic series, not the recursion
+_ASYMPTOTIC_TERMS = 30
+
+
+def _log_mills_diff(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    r""":math:`\log(R(x) - R(x - \mu))` for the Mills ratio :math:`R = \Phi/\varphi`, without cancellation.
+
+    :math:`R(x) = \int_0^\infty e^{xt - t^2/2}\,dt`, so
+    :math:`R(x) - R(x - \mu) = \int_0^\infty e^{xt - t^2/2}(1 - e^{-\mu t})\,dt
+    = \sum_{k \ge 1} (-1)^{k+1}\frac{\mu^k}{k!} M_k(x)` with the moments
+    :math:`M_k(x) = \int_0^\infty t^k e^{xt - t^2/2}\,dt`. For :math:`x \ge -20` they follow from
+    :math:`M_0 = R(x)`, :math:`M_1 = 1 + xM_0`, :math:`M_{k+1} = xM_k + kM_{k-1}` (relative error
+    about :math:`10^{-16}x^2`); below, from their asymptotic series
+    :math:`M_k(x) = \sum_j (-1)^j \frac{(k + 2j)!}{2^j j!}|x|^{-(k + 2j + 1)}` (30 terms: error
+    below 1e-20 for :math:`|x| \ge 20`). Used where :math:`\mu \le 0.01\max(1, |x|)`.
+    """
+    out = np.empty(x.shape)
+    far = x < _FAR
+    near = ~far
+    if np.any(near):
+        xn, mn = x[near], mu[near]
+        m_prev = np.sqrt(np.pi / 2.0) * special.erfcx(-xn / _SQRT2)  # M_0
+        m_cur = 1.0 + xn * m_prev  # M_1
+        total = np.zeros(xn.shape)
+        coef = np.ones(xn.shape)  # mu^(k-1) / k!
+        for k in range(1, _SERIES_TERMS + 1):
+            total += coef * m_cur if k % 2 else -coef * m_cur
+            coef = coef * mn / (k + 1)
+            m_prev, m_cur = m_cur, xn * m_cur + k * m_prev
+        out[near] = np.log(mn) + np.log(total)
+    if np.any(far):
+        ax, mf = -x[far], mu[far]
+        inv2 = (1.0 / ax) ** 2
+        r = mf / ax
+        total = np.zeros(ax.shape)
+        coef = np.ones(ax.shape)  # r^(k-1)
+        for k in range(1, _SERIES_TERMS + 1):
+            term = np.ones(ax.shape)  # M_k |x|^(k+1) / k!, term by term
+            scaled = np.zeros(ax.shape)
+            for j in range(_ASYMPTOTIC_TERMS):
+                scaled += term
+                term = term * (-(k + 2 * j + 1) * (k + 2 * j + 2) / (2.0 * (j + 1))) * inv2
+            total += coef * scaled if k % 2 else -coef * scaled
+            coef = coef * r
+        # sum_k (-1)^(k+1) mu^k M_k / k! = (mu / x^2) * total
+        out[far] = np.log(mf) - 2.0 * np.log(ax) + np.log(total)
+    return out
+
+
+def _series_regime(x1: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    return mu < _SERIES_RATIO * np.maximum(1.0, np.abs(x1))
+
+
 def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     r"""Tight δ(ε) for normalized sensitivity μ = Δ/σ > 0 (eq. B.1), computed stably.
 
@@ -179,7 +255,11 @@ def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     :math:`e^{\varepsilon}\Phi(x_2) = \tfrac12 e^{-x_1^2/2}\operatorname{erfcx}(-x_2/\sqrt2)`:
     the factor :math:`e^{\varepsilon}` never overflows, and for :math:`x_1 \le 0` both
     terms share the factor :math:`e^{-x_1^2/2}`, so the difference has no cancellation
-    beyond that of two scaled complementary error functions.
+    beyond that of two scaled complementary error functions. Where μ is small against
+    :math:`\max(1, |x_1|)` (tiny ε, huge σ) that difference is all cancellation, and
+    :math:`\delta = \varphi(x_1)(R(x_1) - R(x_2))` comes from the series of ``_log_mills_diff``.
+    ``mu = inf`` gives the limit δ = 1; overflowing intermediates (ε or 1/μ near 1e308) are
+    the limits they stand for, without a warning.
     """
     eps, mu = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(mu, dtype=float))
     neg = eps < 0.0
@@ -192,15 +272,20 @@ def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
         en = eps[neg]
         out[neg] = -np.expm1(en) + np.exp(en) * _delta_from_mu(-en, mu[neg])
         return np.clip(out, 0.0, 1.0)
-    x1 = mu / 2.0 - eps / mu
-    x2 = -mu / 2.0 - eps / mu
-    g = np.exp(-0.5 * x1 * x1)
-    second = special.erfcx(-x2 / _SQRT2)  # x2 < 0: no overflow
-    out = np.where(
-        x1 <= 0.0,
-        0.5 * g * (special.erfcx(np.maximum(-x1, 0.0) / _SQRT2) - second),
-        special.ndtr(x1) - 0.5 * g * second,
-    )
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        x1 = mu / 2.0 - eps / mu
+        x2 = -mu / 2.0 - eps / mu
+        g = np.exp(-0.5 * x1 * x1)
+        second = special.erfcx(-x2 / _SQRT2)  # x2 < 0: no overflow
+        out = np.where(
+            x1 <= 0.0,
+            0.5 * g * (special.erfcx(np.maximum(-x1, 0.0) / _SQRT2) - second),
+            special.ndtr(x1) - 0.5 * g * second,
+        )
+        series = _series_regime(x1, mu)
+        if np.any(series):
+            xs = x1[series]
+            out[series] = np.exp(-0.5 * xs * xs - _LOG_SQRT_2PI + _log_mills_diff(xs, mu[series]))
     return np.clip(out, 0.0, 1.0)
 
 
@@ -208,15 +293,35 @@ def _log_delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     r""":math:`\log \delta(\varepsilon)` without underflow in the far tail.
 
     For :math:`x_1 \le 0`: :math:`\log\delta = -x_1^2/2 + \log\tfrac12 +
-    \log(\operatorname{erfcx}(-x_1/\sqrt2) - \operatorname{erfcx}(-x_2/\sqrt2))`.
+    \log(\operatorname{erfcx}(-x_1/\sqrt2) - \operatorname{erfcx}(-x_2/\sqrt2))`; where μ is small
+    against :math:`\max(1, |x_1|)`, :math:`-x_1^2/2 - \log\sqrt{2\pi} + \log(R(x_1) - R(x_2))`
+    (``_log_mills_diff``). ``-inf`` only where log δ is below -1.8e308.
     """
-    x1 = mu / 2.0 - eps / mu
-    x2 = -mu / 2.0 - eps / mu
-    with np.errstate(divide="ignore"):
+    eps, mu = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(mu, dtype=float))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        x1 = mu / 2.0 - eps / mu
+        x2 = -mu / 2.0 - eps / mu
         diff = special.erfcx(np.maximum(-x1, 0.0) / _SQRT2) - special.erfcx(-x2 / _SQRT2)
         tail = -0.5 * x1 * x1 + np.log(0.5) + np.log(np.maximum(diff, 1e-320))
         head = np.log(np.maximum(_delta_from_mu(eps, mu), 1e-320))
-    return np.where(x1 <= 0.0, tail, head)
+        out = np.where(x1 <= 0.0, tail, head)
+        series = _series_regime(x1, mu)
+        if np.any(series):
+            xs = x1[series]
+            out[series] = -0.5 * xs * xs - _LOG_SQRT_2PI + _log_mills_diff(xs, mu[series])
+    return out
+
+
+def _log_one_minus_delta(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    r""":math:`\log(1 - \delta(\varepsilon))` for ε ≥ 0, accurate where δ is close to 1.
+
+    :math:`1 - \delta = \Phi(-x_1) + e^{\varepsilon}\Phi(x_2) = \Phi(-x_1) + \tfrac12 e^{-x_1^2/2}
+    \operatorname{erfcx}(-x_2/\sqrt2)`: a sum of two positive terms, added in log space.
+    """
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        x1 = mu / 2.0 - eps / mu
+        x2 = -mu / 2.0 - eps / mu
+        return np.logaddexp(special.log_ndtr(-x1), -0.5 * x1 * x1 + np.log(0.5 * special.erfcx(-x2 / _SQRT2)))
 
 
 def gaussian_delta(eps: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
@@ -237,7 +342,8 @@ def gaussian_delta(eps: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) 
     eps = as_finite_array(eps, "eps")
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
-    mu = sensitivity / sigma
+    with np.errstate(over="ignore", under="ignore"):
+        mu = sensitivity / sigma  # inf: the limit delta = 1; 0: the limit of no privacy loss
     eps, mu = np.broadcast_arrays(eps, mu)
     zero = mu == 0.0
     safe_mu = np.where(zero, 1.0, mu)
@@ -270,7 +376,7 @@ def _safeguarded_newton(
         pos = sign * val > 0
         hi = np.where(pos, x, hi)
         lo = np.where(pos, lo, x)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             step = val / slope
         newton = x - step
         ok = np.isfinite(newton) & (newton >= lo) & (newton <= hi)
@@ -280,6 +386,40 @@ def _safeguarded_newton(
         if np.all(done):
             break
     return x
+
+
+#: Above this μ, δ(ε) is ill-conditioned in ε (x1 = μ/2 - ε/μ loses about log10(μ) digits): solve for x1.
+_X1_SOLVE_ABOVE = 1e3
+
+
+def _epsilon_via_x1(d: np.ndarray, m: np.ndarray) -> np.ndarray:
+    r"""ε with δ(ε) = d for a large μ = m, solved in :math:`x_1 = \mu/2 - \varepsilon/\mu`.
+
+    δ as a function of :math:`x_1` (with :math:`x_2 = x_1 - \mu`) is well-conditioned:
+    :math:`\partial\delta/\partial x_1 = \mu e^{\varepsilon}\Phi(x_2) = \mu\varphi(x_1)R(x_2) \approx \varphi(x_1)`.
+    With :math:`z = \Phi^{-1}(1 - \delta)` the root lies in :math:`[-z, 40 - z]`: the left end is
+    Cor 23's bound, and at the right end :math:`\delta \ge \Phi(x_1) - \varphi(x_1)/|x_2| > \delta`
+    for μ > 1e3 (:math:`R(x_2) \le 1/|x_2|`). :math:`\varepsilon = \mu(\mu/2 - x_1)` is then exact to rounding.
+    """
+    log_d, log_1md, high = np.log(d), np.log1p(-d), d > 0.5
+
+    def f_and_slope(x1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            x2 = x1 - m
+            g = -0.5 * x1 * x1
+            log_second = g + np.log(0.5 * special.erfcx(-x2 / _SQRT2))  # log e^ε Φ(x2)
+            tail = g + np.log(0.5) + np.log(np.maximum(
+                special.erfcx(np.maximum(-x1, 0.0) / _SQRT2) - special.erfcx(-x2 / _SQRT2), 1e-320))
+            head = np.log(np.maximum(special.ndtr(x1) - np.exp(log_second), 1e-320))
+            log_delta = np.where(x1 <= 0.0, tail, head)
+            log_c = np.logaddexp(special.log_ndtr(-x1), log_second)  # log(1 - δ)
+            val = np.where(high, log_1md - log_c, log_delta - log_d)
+            slope = np.exp(np.log(m) + log_second - np.where(high, log_c, log_delta))
+        return val, slope
+
+    z = _upper_normal_quantile(d)
+    x1 = _safeguarded_newton(f_and_slope, -z, np.minimum(40.0 - z, m / 2.0), increasing=True)
+    return m * (m / 2.0 - x1)
 
 
 def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) -> np.ndarray:
@@ -294,7 +434,8 @@ def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLi
     delta = check_probability(delta, "delta")
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
-    mu = sensitivity / sigma
+    with np.errstate(over="ignore", under="ignore"):
+        mu = sensitivity / sigma
     delta, mu = np.broadcast_arrays(delta, mu)
     shape = delta.shape
     delta = delta.ravel()
@@ -307,17 +448,32 @@ def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLi
         if np.any(need):
             d, m = d[need], m[need]
             log_d = np.log(d)
-            hi = m * m / 2.0 + m * _upper_normal_quantile(d)
+            with np.errstate(over="ignore"):
+                hi = m * (m / 2.0 + _upper_normal_quantile(d))
+            if not np.all(np.isfinite(hi)):
+                raise ValueError("sensitivity/sigma must be below about 1e154: larger ratios give an epsilon "
+                                 "beyond the largest float")
+
+            high = d > 0.5  # there 1 - delta carries the information: solve on log(1 - delta)
+            log_1md = np.log1p(-d)
 
             def f_and_slope(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-                x1 = m / 2.0 - e / m
-                x2 = -m / 2.0 - e / m
-                log_delta = _log_delta_from_mu(e, m)
-                # e^ε Φ(x2) = ½ e^{-x1²/2} erfcx(-x2/√2)
-                log_deriv = -0.5 * x1 * x1 + np.log(0.5 * special.erfcx(-x2 / _SQRT2))
-                return log_delta - log_d, -np.exp(log_deriv - log_delta)
+                with np.errstate(over="ignore", under="ignore"):
+                    x1 = m / 2.0 - e / m
+                    x2 = -m / 2.0 - e / m
+                    log_delta = _log_delta_from_mu(e, m)
+                    # e^ε Φ(x2) = ½ e^{-x1²/2} erfcx(-x2/√2)
+                    log_deriv = -0.5 * x1 * x1 + np.log(0.5 * special.erfcx(-x2 / _SQRT2))
+                    if not np.any(high):
+                        return log_delta - log_d, -np.exp(log_deriv - log_delta)
+                    log_c = _log_one_minus_delta(e, m)
+                    return (np.where(high, log_1md - log_c, log_delta - log_d),
+                            -np.exp(log_deriv - np.where(high, log_c, log_delta)))
 
             res = _safeguarded_newton(f_and_slope, np.zeros_like(m), hi, increasing=False)
+            big = m > _X1_SOLVE_ABOVE
+            if np.any(big):
+                res[big] = _epsilon_via_x1(d[big], m[big])
             sub = out[positive]
             sub[need] = res
             out[positive] = sub
@@ -332,9 +488,12 @@ def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike =
     :math:`\mu = \Delta/\sigma` only and is increasing in μ with
     :math:`\partial\delta/\partial\mu = \varphi(x_1)`; we solve
     :math:`\delta(\varepsilon; \mu) = \delta` for μ by safeguarded Newton steps in
-    :math:`\log\mu` and return :math:`\sigma = \Delta/\mu`. The bracket's lower end is
-    the root of Cor 23's sufficient condition :math:`\mu^2/2 + \mu\Phi^{-1}(1-\delta) = \varepsilon`.
-    Relative accuracy ~1e-12, also for ε = 1e-3 or 50 and δ = 1e-12.
+    :math:`\log\mu` and return :math:`\sigma = \Delta/\mu`. The bracket's lower end is the
+    larger of the root of Cor 23's sufficient condition :math:`\mu^2/2 + \mu\Phi^{-1}(1-\delta) = \varepsilon`
+    and the ε → 0 limit :math:`\mu_0 = 2\Phi^{-1}((1+\delta)/2) = 2\sqrt2\operatorname{erf}^{-1}(\delta)`
+    (δ(ε; μ) ≤ δ(0; μ) = erf(μ/(2√2))), so that σ tends to :math:`\Delta/\mu_0 \approx \Delta/(\delta\sqrt{2\pi})`
+    as ε → 0. Relative accuracy ~1e-12 for every ε > 0 (1e-300 to 1e300) and δ in (0, 1).
+    A σ beyond the float range (e.g. a huge ``sensitivity`` with a tiny ε and δ) is a ``ValueError``.
     """
     eps = check_positive(eps, "eps")
     delta = check_probability(delta, "delta")
@@ -344,24 +503,39 @@ def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike =
     e, d = eps.ravel(), delta.ravel()
     log_d = np.log(d)
     z = _upper_normal_quantile(d)
-    # Sufficient (Cor 23): mu_lo gives delta(eps; mu_lo) <= delta.
-    mu_lo = 2.0 * e / (z + np.sqrt(z * z + 2.0 * e))
+    # Sufficient (Cor 23): mu_lo gives delta(eps; mu_lo) <= delta (the root, written without cancellation
+    # or overflow for every sign of z and every eps).
+    with np.errstate(divide="ignore", invalid="ignore"):  # np.where evaluates both branches
+        root = np.where(z > 0.0, e / (0.5 * z + np.sqrt(0.25 * z * z + 0.5 * e)),
+                        np.sqrt(2.0) * np.sqrt(0.5 * z * z + e) - z)
+    mu_lo = np.maximum(root, 2.0 * _SQRT2 * special.erfinv(d))
+    high = d > 0.5  # there 1 - delta carries the information: solve on log(1 - delta)
+    log_1md = np.log1p(-d)
     mu_hi = mu_lo.copy()
     for _ in range(200):
-        short = _delta_from_mu(e, mu_hi) < d
+        short = np.where(high, _log_one_minus_delta(e, mu_hi) > log_1md, _delta_from_mu(e, mu_hi) < d)
         if not np.any(short):
             break
         mu_hi = np.where(short, 2.0 * mu_hi, mu_hi)
 
     def f_and_slope(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        m = np.exp(u)
-        x1 = m / 2.0 - e / m
-        log_delta = _log_delta_from_mu(e, m)
-        log_phi = -0.5 * x1 * x1 - _LOG_SQRT_2PI
-        return log_delta - log_d, m * np.exp(log_phi - log_delta)
+        with np.errstate(over="ignore", under="ignore"):
+            m = np.exp(u)
+            x1 = m / 2.0 - e / m
+            log_delta = _log_delta_from_mu(e, m)
+            log_phi = -0.5 * x1 * x1 - _LOG_SQRT_2PI
+            if not np.any(high):
+                return log_delta - log_d, np.exp(u + log_phi - log_delta)
+            log_c = _log_one_minus_delta(e, m)
+            return (np.where(high, log_1md - log_c, log_delta - log_d),
+                    np.exp(u + log_phi - np.where(high, log_c, log_delta)))
 
     u = _safeguarded_newton(f_and_slope, np.log(mu_lo), np.log(mu_hi), increasing=True, rtol=1e-15)
-    out = (sensitivity.ravel() / np.exp(u)).reshape(shape)
+    with np.errstate(over="ignore", under="ignore"):
+        out = (sensitivity.ravel() / np.exp(u)).reshape(shape)
+    if not np.all(np.isfinite(out) & (out >= np.finfo(float).tiny)):
+        raise ValueError("sensitivity is out of range for this (eps, delta): the calibrated sigma = sensitivity/mu "
+                         "lies beyond the float range (1e-308 to 1e308); rescale the sensitivity")
     return out[()] if out.ndim == 0 else out
 
 
@@ -375,7 +549,12 @@ def gaussian_rdp(alpha: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) 
     alpha = check_positive(alpha, "alpha")
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
-    return alpha * sensitivity**2 / (2.0 * sigma**2)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        out = alpha * sensitivity**2 / (2.0 * sigma**2)
+        if not np.all(np.isfinite(out)) or np.any((sigma < 1e-150) | (sigma > 1e150)):
+            out = alpha * (sensitivity / sigma) ** 2 / 2.0  # the squares leave the float range
+    return _finite_result(out, "alpha * (sensitivity/sigma)**2 / 2 exceeds the largest float: sensitivity/sigma "
+                               "or alpha is too large")
 
 
 def gaussian_classic_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: ArrayLike) -> np.ndarray:
@@ -388,7 +567,9 @@ def gaussian_classic_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta:
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
     delta = check_probability(delta, "delta")
-    return sensitivity / sigma * np.sqrt(2.0 * np.log(1.25 / delta))
+    with np.errstate(over="ignore", under="ignore"):
+        out = sensitivity / sigma * np.sqrt(2.0 * np.log(1.25 / delta))
+    return _finite_result(out, "sensitivity/sigma is too large: the epsilon exceeds the largest float")
 
 
 # ----------------------------------------------------------------------------- Lemma 2.4
@@ -412,8 +593,15 @@ def mahalanobis_sensitivity(delta_z: ArrayLike, *, precision: ArrayLike) -> np.n
         chol = np.linalg.cholesky(precision)
     except np.linalg.LinAlgError as exc:
         raise ValueError("precision must be positive definite") from exc
-    white = delta_z @ chol  # rows: (L^T Δ)^T, so ||.||^2 = Δ^T L L^T Δ
-    return np.sqrt(np.einsum("...i,...i->...", white, white))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        white = delta_z @ chol  # rows: (L^T Δ)^T, so ||.||^2 = Δ^T L L^T Δ
+        out = np.sqrt(np.einsum("...i,...i->...", white, white))
+        if not np.all(np.isfinite(out)):  # the squares overflow: scale by the largest entry first
+            scale = np.max(np.abs(white), axis=-1, keepdims=True)
+            scale = np.where(scale > 0, scale, 1.0)
+            out = scale[..., 0] * np.sqrt(np.einsum("...i,...i->...", white / scale, white / scale))
+    return _finite_result(out, "the Mahalanobis sensitivity exceeds the largest float: delta_z or precision "
+                               "is too large")
 
 
 def gaussian_pdp_epsilon_covariance(delta_z: ArrayLike, *, precision: ArrayLike, delta: ArrayLike) -> np.ndarray:
@@ -453,8 +641,10 @@ def pdp_moments(epsilons: ArrayLike, *, k: int = 2, weights: ArrayLike | None = 
         w = check_nonnegative(weights, "weights").ravel()
         if w.shape != eps.shape or not np.isclose(w.sum(), 1.0):
             raise ValueError("weights must be a probability vector with one entry per epsilon")
-    powers = eps[None, :] ** np.arange(1, k + 1)[:, None]
-    return powers @ w
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        powers = eps[None, :] ** np.arange(1, k + 1)[:, None]
+        out = powers @ w
+    return _finite_result(out, f"epsilons**k (k = {k}) exceeds the largest float: lower k")
 
 
 # Names that moved to :mod:`pdpkit.output_perturbation`; still importable from here.

@@ -1,0 +1,342 @@
+"""The ``pdpkit`` command line at its edges: output paths, atomic writes, signals, awkward CSV files.
+
+Every refusal is one line on stderr naming the option or the file, exit status 2, and leaves no
+output and no ``.pdpkit-*.tmp`` file; path problems are found before any work starts. Outputs get
+the usual mode (0o666 & ~umask). Ctrl-C exits 130, SIGTERM 143, both with one line and nothing left.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+from pdpkit import cli
+from pdpkit.objpert import Release
+
+FIT = ["--label", "label", "--epsilon", "1", "--delta", "1e-5", "--seed", "3"]
+
+
+def _rows(n: int = 200, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-0.5, 0.5, size=(n, 3))
+    y = np.where(X @ [1.0, -1.0, 0.5] > 0, "yes", "no")
+    return [[*map(lambda v: repr(float(v)), xi), yi] for xi, yi in zip(X, y, strict=True)]
+
+
+def _write_csv(path, header=("a", "b", "c", "label"), rows=None, *, prefix: bytes = b"", encoding="utf-8"):
+    rows = _rows() if rows is None else rows
+    lines = [",".join(header)] + [",".join(r) for r in rows]
+    path.write_bytes(prefix + ("\n".join(lines) + "\n").encode(encoding))
+    return path
+
+
+@pytest.fixture
+def data(tmp_path):
+    return _write_csv(tmp_path / "d.csv")
+
+
+@pytest.fixture
+def release(tmp_path, data):
+    rel = tmp_path / "rel.json"
+    assert cli.main(["fit", str(data), *FIT, "--report", "adaptive", "--report-epsilon", "0.5",
+                     "--report-delta", "1e-6", "--out", str(rel)]) == 0
+    return rel
+
+
+def _leftovers(directory) -> list[str]:
+    return sorted(n for n in os.listdir(directory) if n.startswith(".pdpkit-"))
+
+
+def _one_line_error(capsys, *needles: str) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if the command starts its work (reads the data) before refusing."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the work started before the output paths were checked")
+
+    monkeypatch.setattr(cli, "read_csv", refuse)
+
+
+# ----------------------------------------------------------------------------- output paths
+def test_out_equal_to_an_input_is_refused_and_the_input_survives(tmp_path, data, release, capsys, no_work):
+    before = data.read_bytes()
+    link, hard = tmp_path / "link.csv", tmp_path / "hard.csv"
+    link.symlink_to(data)
+    os.link(data, hard)
+    calls = [
+        (["fit", str(data), *FIT, "--out", str(data)], "--out"),
+        (["fit", str(link), *FIT, "--out", str(data)], "--out"),  # the same file through a symlink
+        (["fit", str(data), *FIT, "--out", str(hard)], "--out"),  # ... and through a hard link
+        (["fit", str(tmp_path / "." / "d.csv"), *FIT, "--out", str(data)], "--out"),
+        (["predict", str(release), str(data), "--out", str(data)], "--out"),
+        (["report", str(release), str(data), "--label", "label", "--out", str(release)], "--out"),
+        (["report", str(release), str(data), "--label", "label", "--out", str(tmp_path / "r.csv"),
+          "--plot", str(data)], "--plot"),
+    ]
+    for argv, option in calls:
+        assert cli.main(argv) == 2, argv
+        _one_line_error(capsys, option, "is the input file")
+    assert data.read_bytes() == before
+    assert json.loads(release.read_text())["format"] == "pdpkit-release/1"
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "r.csv").exists()
+
+
+def test_bad_output_locations_are_refused_before_the_fit(tmp_path, data, release, capsys, no_work):
+    (tmp_path / "adir").mkdir()
+    cases = [
+        (["fit", str(data), *FIT, "--out", str(tmp_path / "nodir" / "r.json")], ["--out", "does not exist"]),
+        (["fit", str(data), *FIT, "--out", str(tmp_path / "adir")], ["--out", "is a directory"]),
+        (["fit", str(data), *FIT, "--out", os.devnull], ["--out", "not a regular file"]),
+        (["fit", str(data), *FIT, "--out", ""], ["--out", "empty"]),
+        (["predict", str(release), str(data), "--out", str(tmp_path / "d.csv" / "p.csv")], ["--out"]),
+        (["report", str(release), str(data), "--label", "label", "--out", str(tmp_path / "r.csv"),
+          "--plot", str(tmp_path / "nodir" / "p.png")], ["--plot", "does not exist"]),
+        (["report", str(release), str(data), "--label", "label", "--out", str(tmp_path / "r.csv"),
+          "--plot", str(tmp_path / "r.csv")], ["--plot", "same file as --out"]),
+        (["report", str(release), str(data), "--label", "label", "--out", str(tmp_path / "old.csv"),
+          "--plot", str(tmp_path / "old-link.csv")], ["--plot", "same file as --out"]),  # a hard link
+    ]
+    (tmp_path / "old.csv").write_text("x\n")
+    os.link(tmp_path / "old.csv", tmp_path / "old-link.csv")
+    for argv, needles in cases:
+        assert cli.main(argv) == 2, argv
+        _one_line_error(capsys, *needles)
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "r.csv").exists()
+    assert (tmp_path / "old.csv").read_text() == "x\n"
+
+
+def test_unwritable_output_directory_is_refused_naming_the_option(tmp_path, data, capsys, no_work):
+    if os.geteuid() == 0:  # root writes anywhere permissions allow nothing: use a directory no one can write
+        target = "/proc/pdpkit-never.json"
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        target = str(ro / "r.json")
+    try:
+        assert cli.main(["fit", str(data), *FIT, "--out", target]) == 2
+        _one_line_error(capsys, "--out", "cannot write")
+    finally:
+        if os.geteuid() != 0:
+            (tmp_path / "ro").chmod(0o700)
+    assert not os.path.exists(target)
+
+
+# ----------------------------------------------------------------------------- atomic outputs, modes
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_every_output_gets_the_usual_mode(tmp_path, data, umask):
+    old = os.umask(umask)
+    try:
+        rel, rep, png, pred = (tmp_path / n for n in ("rel.json", "rep.csv", "rep.png", "pred.csv"))
+        assert cli.main(["fit", str(data), *FIT, "--report", "adaptive", "--report-epsilon", "0.5",
+                         "--report-delta", "1e-6", "--out", str(rel)]) == 0
+        assert cli.main(["report", str(rel), str(data), "--label", "label", "--out", str(rep),
+                         "--plot", str(png)]) == 0
+        assert cli.main(["predict", str(rel), str(data), "--out", str(pred)]) == 0
+    finally:
+        os.umask(old)
+    for f in (rel, rep, png, pred):
+        assert stat.S_IMODE(f.stat().st_mode) == 0o666 & ~umask, f
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert _leftovers(tmp_path) == []
+
+
+def test_the_mode_check_would_catch_mkstemps_default():
+    fd, name = tempfile.mkstemp()
+    os.close(fd)
+    try:
+        assert stat.S_IMODE(os.stat(name).st_mode) == 0o600 != 0o666 & ~0o022
+    finally:
+        os.unlink(name)
+
+
+def test_report_csv_and_plot_appear_together_or_not_at_all(tmp_path, data, release, capsys, monkeypatch):
+    rep, png = tmp_path / "rep.csv", tmp_path / "rep.png"
+    rep.write_text("old report\n")
+    import matplotlib.figure
+
+    def broken(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
+    assert cli.main(["report", str(release), str(data), "--label", "label", "--out", str(rep),
+                     "--plot", str(png)]) == 2
+    _one_line_error(capsys, "--plot", "No space left")
+    assert rep.read_text() == "old report\n" and not png.exists()  # the CSV was not replaced either
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_failed_rename_names_the_option_and_leaves_the_old_output(tmp_path, data, capsys, monkeypatch):
+    out = tmp_path / "rel.json"
+    out.write_text("previous\n")
+
+    def failing(src, dst):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(cli.os, "replace", failing)
+    assert cli.main(["fit", str(data), *FIT, "--out", str(out)]) == 2
+    _one_line_error(capsys, "--out", "Read-only file system")
+    assert out.read_text() == "previous\n" and _leftovers(tmp_path) == []
+
+
+# ----------------------------------------------------------------------------- CSV input
+def test_duplicate_columns_are_refused_naming_file_and_column(tmp_path, capsys):
+    bad = _write_csv(tmp_path / "dup.csv", header=("f0", "f1", "f0", "label"))
+    out = tmp_path / "r.json"
+    assert cli.main(["fit", str(bad), *FIT, "--out", str(out)]) == 2
+    _one_line_error(capsys, "dup.csv", "'f0'", "twice")
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_a_utf8_bom_is_not_part_of_the_first_feature_name(tmp_path, data):
+    bom = _write_csv(tmp_path / "bom.csv", prefix=b"\xef\xbb\xbf")
+    plain_out, bom_out = tmp_path / "plain.json", tmp_path / "bom.json"
+    assert cli.main(["fit", str(data), *FIT, "--out", str(plain_out)]) == 0
+    assert cli.main(["fit", str(bom), *FIT, "--out", str(bom_out)]) == 0
+    rel = Release.from_json(bom_out.read_text())
+    assert rel.feature_names == ("a", "b", "c")
+    assert rel.theta.tolist() == Release.from_json(plain_out.read_text()).theta.tolist()
+    # a BOM'ed file also works as the targets of predict (the release's names are found)
+    pred = tmp_path / "p.csv"
+    assert cli.main(["predict", str(plain_out), str(bom), "--out", str(pred)]) == 0
+
+
+def test_a_gzip_file_is_read_transparently(tmp_path, data):
+    gz = tmp_path / "d.csv.gz"
+    gz.write_bytes(gzip.compress(b"\xef\xbb\xbf" + data.read_bytes()))
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert cli.main(["fit", str(data), *FIT, "--out", str(a)]) == 0
+    assert cli.main(["fit", str(gz), *FIT, "--out", str(b)]) == 0
+    assert json.loads(a.read_text())["theta"] == json.loads(b.read_text())["theta"]
+
+
+@pytest.mark.parametrize("content, needles", [
+    ("latin1", ["lat.csv", "line 3", "0xe9", "UTF-8"]),
+    ("truncated-gzip", ["lat.csv", "gzip", "corrupt"]),
+    ("utf16", ["lat.csv", "line 1", "UTF-8"]),
+])
+def test_undecodable_files_are_refused_naming_the_file(tmp_path, capsys, content, needles):
+    rows = _rows(5)
+    rows[1][3] = "café"
+    path = tmp_path / "lat.csv"
+    if content == "latin1":
+        _write_csv(path, rows=rows, encoding="latin-1")
+    elif content == "utf16":
+        _write_csv(path, rows=rows, encoding="utf-16")
+    else:
+        path.write_bytes(gzip.compress(_write_csv(tmp_path / "x.csv", rows=rows).read_bytes())[:40])
+    out = tmp_path / "r.json"
+    for argv in (["fit", str(path), *FIT, "--out", str(out)],):
+        assert cli.main(argv) == 2
+        _one_line_error(capsys, *needles)
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_a_malformed_csv_is_one_line_not_a_traceback(tmp_path, capsys):
+    path = tmp_path / "big_field.csv"
+    path.write_text("a,b,label\n" + "0.1," + "9" * 200_000 + ",yes\n")  # beyond csv's field size limit
+    out = tmp_path / "r.json"
+    assert cli.main(["fit", str(path), *FIT, "--out", str(out)]) == 2
+    _one_line_error(capsys, "big_field.csv", "line")
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- interruptions
+def test_ctrl_c_and_sigterm_inside_the_work_exit_130_and_143_cleanly(tmp_path, data, capsys, monkeypatch):
+    out = tmp_path / "rel.json"
+    handler_before = signal.getsignal(signal.SIGTERM)
+    def ctrl_c():
+        raise KeyboardInterrupt
+
+    def sigterm():
+        cli._on_sigterm(signal.SIGTERM, None)  # what the installed handler does when the signal arrives
+
+    for stop, code, word in ((ctrl_c, 130, "interrupted"), (sigterm, 143, "terminated")):
+        def fit_then_stop(*args, stop=stop, **kwargs):
+            assert len(_leftovers(tmp_path)) == 1  # the output's temporary file is reserved already
+            stop()
+
+        monkeypatch.setattr(cli, "_estimator_for", fit_then_stop)
+        assert cli.main(["fit", str(data), *FIT, "--out", str(out)]) == code
+        _one_line_error(capsys, word, "no output written")
+        assert not out.exists() and _leftovers(tmp_path) == []
+    assert signal.getsignal(signal.SIGTERM) is handler_before  # main() restores the handler it replaced
+
+
+def _start(argv, cwd):
+    """The CLI in a child process with default SIGINT (a shell's background job would ignore it)."""
+    return subprocess.Popen([sys.executable, "-m", "pdpkit", *argv], cwd=cwd, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for_temp(proc, directory, timeout=30.0):
+    t0 = time.monotonic()
+    while not _leftovers(directory):
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() - t0 < timeout, "the child never reserved its output"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_while_reading_removes_the_temporary_file(tmp_path, sig, code, word):
+    """The input is a FIFO nobody writes to: the child is certainly inside its work when the signal comes."""
+    fifo = tmp_path / "in.csv"
+    os.mkfifo(fifo)
+    proc = _start(["fit", str(fifo), *FIT, "--out", "rel.json"], tmp_path)
+    _wait_for_temp(proc, tmp_path)
+    proc.send_signal(sig)
+    err = proc.communicate(timeout=30)[1]
+    assert proc.returncode == code, err
+    assert err.count("\n") == 1 and word in err and "Traceback" not in err
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "rel.json").exists()
+
+
+def test_sigterm_during_a_large_fit_leaves_nothing(tmp_path):
+    n = 150_000
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.3, 0.3, size=(n, 8))
+    y = np.where(X.sum(axis=1) > 0, 1, 0)
+    path = tmp_path / "big.csv"
+    np.savetxt(path, np.column_stack([X, y]), fmt=["%.5f"] * 8 + ["%d"], delimiter=",",
+               header=",".join([f"f{j}" for j in range(8)] + ["label"]), comments="")
+    proc = _start(["fit", str(path), *FIT, "--out", "big.json"], tmp_path)
+    _wait_for_temp(proc, tmp_path)
+    time.sleep(0.2)  # now reading 150k rows or fitting: about a second of work left
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 143, err
+    assert err.strip() == "pdpkit fit: terminated (SIGTERM); no output written"
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "big.json").exists()
+
+
+def test_the_leftover_check_sees_a_stray_temporary_file(tmp_path):
+    (tmp_path / ".pdpkit-abc123.tmp").write_text("")
+    assert _leftovers(tmp_path) == [".pdpkit-abc123.tmp"]
+
+
+def test_python_dash_m_still_writes_a_complete_release(tmp_path, data):
+    res = subprocess.run([sys.executable, "-m", "pdpkit", "fit", str(data), *FIT, "--out", "r.json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["format"] == "pdpkit-release/1"
+    with open(data) as fh:
+        assert next(csv.reader(fh)) == ["a", "b", "c", "label"]

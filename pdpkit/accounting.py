@@ -866,10 +866,8 @@ _MU_MAX = 100.0  # a Gaussian part with mu above this alone costs eps > mu^2/2 =
 
 
 def _check_mu(mu: object) -> float:
-    m = check_nonnegative(mu, "mu")
-    if m.ndim:
-        raise TypeError(f"mu must be a scalar >= 0; got an array of shape {m.shape}")
-    if float(m) > _MU_MAX:
+    m = scalar_nonnegative(mu, "mu")
+    if m > _MU_MAX:
         raise ValueError(f"mu must be at most {_MU_MAX:g} (the Gaussian part alone would cost eps > "
                          f"{_MU_MAX ** 2 / 2:g}); got {float(m):g}: its noise scale is too small for its sensitivity")
     return float(m)
@@ -931,16 +929,16 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
     :math:`\log\sigma`, rounded to the safe side. ``ValueError`` naming the parameter to
     change when no value works.
     """
-    eps = float(check_positive(eps, "eps"))
-    delta = float(check_probability(delta, "delta"))
+    eps = scalar_positive(eps, "eps")
+    delta = scalar_probability(delta, "delta")
     L = _scalar_positive(L, "L")
-    beta = float(check_nonnegative(beta, "beta"))
+    beta = scalar_nonnegative(beta, "beta")
     mu = _check_mu(mu)
     if lam is not None and sigma is not None:
         raise ValueError("give at most one of lam and sigma: the other is calibrated")
     if lam is None:
         if sigma is None:
-            f = float(check_positive(f, "f"))
+            f = scalar_positive(f, "f")
             if f <= 1.0:
                 raise ValueError(f"f must be > 1 (sigma above the Gaussian mechanism's); got {f}")
             sigma = f * float(gaussian_sigma(eps, delta, sensitivity=L))

@@ -843,6 +843,9 @@ def _gauss_delta_scalar(x: float, mu: float) -> float:
 def _output_delta_one(e: float, eps0: float, a: float, mu: float) -> float:
     """delta(e) of the loss Y + G: Y = eps0 + a^2/2 + a|Z| (ObjPert), G ~ N(mu^2/2, mu^2) independent."""
     c = eps0 + 0.5 * a * a
+    if a < 1e-12:  # |Z| > 40 has probability < 1e-300: an upper bound with Y <= c + 40 a
+        x = e - c - 40.0 * a
+        return min(1.0, _gauss_delta_scalar(x, mu) if mu > 0 else max(0.0, -math.expm1(min(x, 0.0))))
     if mu == 0.0:
         t0 = max(0.0, (e - c) / a)
         f0 = lambda t: 2.0 * math.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi) * -math.expm1(e - c - a * t)
@@ -862,6 +865,8 @@ def _output_delta_one(e: float, eps0: float, a: float, mu: float) -> float:
     return min(1.0, total)
 
 
+_DELTA_MIN = 1e-100  # below, log-space floors of the quadrature would decide the answer
+_EPS_MAX = 500.0  # calibration refuses a larger eps: it protects nothing, and exp(eps) leaves the float range
 _MU_MAX = 100.0  # a Gaussian part with mu above this alone costs eps > mu^2/2 = 5000: no meaningful guarantee
 
 
@@ -936,6 +941,13 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
     mu = _check_mu(mu)
     if lam is not None and sigma is not None:
         raise ValueError("give at most one of lam and sigma: the other is calibrated")
+    if eps > _EPS_MAX:
+        raise ValueError(f"eps must be at most {_EPS_MAX:g} (a larger eps protects nothing); got {eps:g}")
+    if delta < _DELTA_MIN:
+        raise ValueError(f"delta must be at least {_DELTA_MIN:g} for this calibration; got {delta:g}")
+    if mu > 0 and _gauss_delta_scalar(eps, mu) > 0.5 * delta:
+        raise ValueError(f"the Gaussian part (mu = {mu:g}) alone costs more than half of delta at eps = {eps:g}: "
+                         "lower mu (a smaller grad_tol or a larger sigma_out) or raise eps or delta")
     if lam is None:
         if sigma is None:
             f = scalar_positive(f, "f")
@@ -947,6 +959,8 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
                 if _output_delta_one(eps, 0.0, L / sigma, mu) <= 0.9 * delta:
                     break
                 sigma *= f
+            else:  # pragma: no cover - excluded by the check on mu above
+                raise ValueError(f"no sigma reaches (eps={eps:g}, delta={delta:g}); raise eps or delta")
         sigma = _scalar_positive(sigma, "sigma")
         a = L / sigma
         if _output_delta_one(eps, 0.0, a, mu) > delta:
@@ -958,8 +972,11 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
             return math.log(delta) - math.log(max(_output_delta_one(eps, e0, a, mu), 1e-300))
 
         lo = optimize.brentq(gap, 0.0, eps, xtol=1e-14, rtol=4 * np.finfo(float).eps) if gap(eps) < 0 else eps
-        e0 = lo * (1.0 - 1e-10)
-        lam_out = beta / math.expm1(e0) if sharp else beta / -math.expm1(-e0)
+        e0 = min(lo * (1.0 - 1e-10), 700.0)  # beyond, lambda is below the float range anyway
+        if not e0 > 0:
+            raise ValueError(f"sigma={sigma:g} is too small for (eps={eps:g}, delta={delta:g}) even as lam -> "
+                             "infinity; increase sigma (or the budget)")
+        lam_out = max(beta / math.expm1(e0) if sharp else beta / -math.expm1(-e0), float(np.finfo(float).tiny))
         for _ in range(64):
             if objpert_output_epsilon(delta, L=L, beta=beta, lam=lam_out, sigma=sigma, mu=mu, sharp=sharp) <= eps:
                 return lam_out, sigma

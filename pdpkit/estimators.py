@@ -94,22 +94,28 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
 _LAM_FLOOR = 1e-2
 
 
+def _output_mu(eps: float) -> float:
+    """μ of the solver's output noise: DEFAULT_OUTPUT_MU, or eps/10 below eps = 0.01 (public: eps is)."""
+    return min(DEFAULT_OUTPUT_MU, 0.1 * eps)
+
+
 @functools.lru_cache(maxsize=128)
 def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | None,
                  sigma: float | None) -> tuple[float, float]:
-    """(lam, sigma) for ObjPert and its output noise (μ = DEFAULT_OUTPUT_MU) at (eps, delta); cached."""
+    """(lam, sigma) for ObjPert and its output noise (μ = _output_mu(eps)) at (eps, delta); cached."""
     if lam is not None and sigma is not None:
         return lam, sigma
     try:
-        lam_c, sigma_c = objpert_output_calibrate(eps, delta, L=L, beta=beta, mu=DEFAULT_OUTPUT_MU, lam=lam,
+        lam_c, sigma_c = objpert_output_calibrate(eps, delta, L=L, beta=beta, mu=_output_mu(eps), lam=lam,
                                                   sigma=sigma, sharp=True)
     except ValueError as exc:
         given = "lam" if lam is not None else ("sigma" if sigma is not None else None)
-        if given is None:  # pragma: no cover - with both free a solution always exists
-            raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g}; change epsilon or delta"
-                             ) from None
+        if "eps must be at most" in str(exc):
+            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}") from None
+        if given is None:
+            raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g}: {exc}") from None
         raise ValueError(f"{given}={lam if lam is not None else sigma:g} cannot reach epsilon={eps:g}, "
-                         f"delta={delta:g}: increase {given}, or leave it None to calibrate it") from exc
+                         f"delta={delta:g}: increase {given}, or leave it None to calibrate it") from None
     if lam is None and lam_c < _LAM_FLOOR:
         lam_c = _LAM_FLOOR  # only lowers epsilon; the guarantee is computed at the lam used
     return float(lam_c), float(sigma_c)
@@ -191,7 +197,8 @@ class ObjPertEstimator(BaseEstimator):
         try:
             fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
                               norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
-                              sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam),
+                              sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam,
+                                                          mu=_output_mu(float(self.epsilon))),
                               max_iter=int(self.solver_max_iter))
         except RuntimeError as exc:  # name the estimator's own parameters
             raise RuntimeError(str(exc).replace("max_iter", "solver_max_iter")) from None

@@ -193,10 +193,10 @@ def output_mu(*, grad_tol: float, lam: float, sigma_out: float) -> float:
     return 2.0 * tau / (float(check_positive(lam, "lam")) * float(check_positive(sigma_out, "sigma_out")))
 
 
-def default_sigma_out(*, grad_tol: float, lam: float) -> float:
-    r""":math:`\sigma_{\rm out} = 2\tau/(\lambda\mu_0)` with :math:`\mu_0` = :data:`DEFAULT_OUTPUT_MU`."""
+def default_sigma_out(*, grad_tol: float, lam: float, mu: float = DEFAULT_OUTPUT_MU) -> float:
+    r""":math:`\sigma_{\rm out} = 2\tau/(\lambda\mu)`, by default with :math:`\mu` = :data:`DEFAULT_OUTPUT_MU`."""
     tau = float(check_positive(grad_tol, "grad_tol"))
-    return 2.0 * tau / (float(check_positive(lam, "lam")) * DEFAULT_OUTPUT_MU)
+    return 2.0 * tau / (float(check_positive(lam, "lam")) * float(check_positive(mu, "mu")))
 
 
 @dataclass(frozen=True, eq=False)
@@ -326,6 +326,9 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     if tol is not _NO_TOL:
         raise TypeError("objpert_fit takes no 'tol': the solver stops at grad_tol, an absolute and public bound "
                         "on the perturbed gradient that the output noise sigma_out pays for")
+    if lam > 1e100 or sigma > 1e100:
+        raise ValueError(f"lam and sigma must be at most 1e100 (float64 overflows beyond); got lam={lam:g}, "
+                         f"sigma={sigma:g}")
     grad_tol = _scalar(grad_tol, "grad_tol")
     sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam) if sigma_out is None else _scalar(sigma_out,
                                                                                                  "sigma_out")

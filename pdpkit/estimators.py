@@ -116,6 +116,8 @@ def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | N
             raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g}: {exc}") from None
         raise ValueError(f"{given}={lam if lam is not None else sigma:g} cannot reach epsilon={eps:g}, "
                          f"delta={delta:g}: increase {given}, or leave it None to calibrate it") from None
+    if lam_c > 1e100 or sigma_c > 1e100:
+        raise ValueError(f"epsilon={eps:g} is too small: its lam or sigma would exceed 1e100; raise epsilon or delta")
     if lam is None and lam_c < _LAM_FLOOR:
         lam_c = _LAM_FLOOR  # only lowers epsilon; the guarantee is computed at the lam used
     return float(lam_c), float(sigma_c)

@@ -110,8 +110,6 @@ def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | N
                                                   sigma=sigma, sharp=True)
     except ValueError as exc:
         given = "lam" if lam is not None else ("sigma" if sigma is not None else None)
-        if "eps must be at most" in str(exc):
-            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}") from None
         if given is None:
             raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g}: {exc}") from None
         raise ValueError(f"{given}={lam if lam is not None else sigma:g} cannot reach epsilon={eps:g}, "
@@ -158,6 +156,8 @@ class ObjPertEstimator(BaseEstimator):
             raise ValueError(f"solver_max_iter must be an integer >= 1; got {self.solver_max_iter!r}")
         check_positive(self.grad_tol, "grad_tol")
         eps = float(check_positive(self.epsilon, "epsilon"))
+        if eps > 500.0:
+            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}")
         check_probability(self.delta, "delta")
         check_positive(self.norm_bound, "norm_bound")
         if self.row_norm not in ("raise", "clip"):

@@ -356,7 +356,7 @@ class Release:
 
     def _build_report(self, rep: Any) -> _report.PrivacyReport:
         if isinstance(rep, _report.PrivacyReport):
-            rep = {k: v for k, v in _public_report_fields(rep).items()}
+            rep = _public_report_fields(rep)
         _keys(rep, "report", required=_REPORT_FIELDS)
         kw = dict(rep)
         if not isinstance(kw["method"], str):

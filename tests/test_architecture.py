@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "datasets": 1,
     "_solver": 1,
     "_goe_mpmath": 1,
+    "schema": 1,
     "objpert": 2,
     "analyze_gauss": 2,
     "output_perturbation": 2,

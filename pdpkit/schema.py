@@ -499,8 +499,8 @@ class Schema:
         v = self._numeric_values(col, values, "feature")
         missing = np.isnan(v)
         if np.any(missing) and self.handle_missing == "error":
-            raise ValueError(f"row {int(np.argmax(missing))}, column {col.name!r}: missing value (set the schema's "
-                             "handle_missing='zero' to encode missing values as the midpoint of the range)")
+            raise ValueError(f"row {int(np.argmax(missing))}, column {col.name!r}: missing value (NaN or None; set the "
+                             "schema's handle_missing='zero' to encode missing values as the midpoint of the range)")
         low, high = float(col.low), float(col.high)  # type: ignore[arg-type]
         t = 2.0 * ((np.clip(v, low, high) - low) / (high - low)) - 1.0
         t = np.clip(t, -1.0, 1.0)

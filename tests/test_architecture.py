@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "report": 3,
     "single": 3,
     "release": 3,
+    "preprocessing": 3,
     "estimators": 4,
     "cli": 4,
     "__main__": 4,
@@ -55,6 +56,7 @@ SAME_LAYER_ALLOWED = {
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),
     ("release", "report"),
+    ("preprocessing", "release"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

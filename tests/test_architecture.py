@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "single": 3,
     "release": 3,
     "preprocessing": 3,
+    "accountant": 3,
     "estimators": 4,
     "cli": 4,
     "__main__": 4,

@@ -38,7 +38,7 @@ both are deleted. With a schema, an empty cell or ``NA``, ``N/A``, ``NaN``, ``na
 as the schema's ``handle_missing`` says.
 
 **Budget.** ``--budget-epsilon``/``--budget-delta`` create a
-:class:`pdpkit.accountant.PrivacyAccountant` that the fit (and its report) is charged to; a
+``pdpkit.accountant.PrivacyAccountant`` that the fit (and its report) is charged to; a
 fit that would exceed the budget is refused before any noise is drawn.
 
 Bad input (a missing column, a non-number or NaN, a row beyond the norm bound under
@@ -74,12 +74,13 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["main", "read_csv", "read_table", "build_parser"]
+__all__ = ["main", "read_csv", "build_parser"]
 
 #: Cell texts that mean "missing" in a column read through a schema (unless in its domain).
 _NA_TEXT = ("", "NA", "N/A", "NaN", "nan", "null", "NULL")
 #: Characters of a cell shown in a message.
 _SHOW = 40
+
 
 
 class CLIError(Exception):
@@ -91,31 +92,58 @@ def _show(cell: str) -> str:
 
 
 # ------------------------------------------------------------------ reading
-def read_table(path: str) -> tuple[Any, np.ndarray]:
-    """Read a CSV with a header as text: a pandas DataFrame of stripped strings, and each row's line.
+class _Table:
+    """A CSV's data rows: numbers parsed by pandas where a column is all numbers, each cell's text on demand.
+
+    ``table[name]`` is the column's cells as stripped strings (a pandas Series, computed once);
+    ``table.numbers(name)`` its floats when pandas read the column as numbers, else ``None``.
+    """
+
+    def __init__(self, parsed: Any, header: list[str], text: str | None, keep: np.ndarray | None,
+                 strip: bool) -> None:
+        import pandas as pd
+
+        self._parsed = parsed  # columns 0..k-1 (rows already restricted to the data rows)
+        self._text = text  # the file's text, to read a numeric column again as text (None: parsed is text)
+        self._keep = keep
+        self._strip = strip
+        self._cache: dict[str, Any] = {}
+        self.columns = header
+        self.index = pd.RangeIndex(parsed.shape[0])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.index), len(self.columns))
+
+    def numbers(self, name: str) -> np.ndarray | None:
+        col = self._parsed[self.columns.index(name)]
+        return np.array(col, dtype=float) if col.dtype.kind in "iuf" else None
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._cache:
+            import pandas as pd
+
+            j = self.columns.index(name)
+            col = self._parsed[j]
+            if col.dtype.kind in "iufb":  # read this column again, as the file's text
+                again = pd.read_csv(io.StringIO(self._text), header=None, skiprows=1, usecols=[j], dtype=str,
+                                    keep_default_na=False, skip_blank_lines=False, skipinitialspace=True,
+                                    engine="c").iloc[:, 0]
+                col = again.iloc[self._keep].reset_index(drop=True)
+            col = col.astype(str)
+            self._cache[name] = col.str.strip() if self._strip else col
+        return self._cache[name]
+
+
+def _read_table(path: str) -> tuple[_Table, np.ndarray]:
+    """Read a CSV with a header: its data rows (a :class:`_Table`) and the line each row starts on.
 
     Rows whose cells are all blank are dropped; the others must have as many cells as the
     header. Parsed by pandas' C reader (by Python's ``csv`` module when the file quotes
-    fields, so that a quoted line break keeps the line numbers right).
-
-    Parameters
-    ----------
-    path : str
-        The CSV file (UTF-8 with or without a byte-order mark; gzip-compressed or not).
-
-    Returns
-    -------
-    frame : pandas.DataFrame
-        One column per header name (stripped, unique), one row per data row, all strings.
-    lines : numpy.ndarray of int
-        The line of the file on which each row starts (the header is line 1).
-
-    Raises
-    ------
-    CLIError
-        Naming the file (and the line or row): an empty file, duplicate column names, a row
-        of another width, a field beyond the ``csv`` module's size limit, bytes that are not
-        UTF-8.
+    fields, so that a quoted line break keeps the line numbers right). Raises
+    :class:`CLIError` naming the file (and the line or row): an empty file, duplicate column
+    names, a row of another width, a field beyond the ``csv`` module's size limit, bytes that
+    are not UTF-8.
     """
     import pandas as pd
 
@@ -123,7 +151,8 @@ def read_table(path: str) -> tuple[Any, np.ndarray]:
     if not text.strip():
         raise CLIError(f"{path}: the file is empty (a header row is needed)")
     limit = csv.field_size_limit()
-    if '"' in text:
+    quoted = '"' in text
+    if quoted:
         reader = csv.reader(io.StringIO(text, newline=""))
         rows: list[list[str]] = []
         starts: list[int] = []
@@ -140,46 +169,50 @@ def read_table(path: str) -> tuple[Any, np.ndarray]:
         for i, (r, _) in enumerate(body, start=1):
             if len(r) != len(header):
                 raise CLIError(f"{path}: row {i} has {len(r)} cells, the header has {len(header)}")
-        frame = pd.DataFrame([r for r, _ in body], columns=range(len(header)), dtype=object)
+        parsed = pd.DataFrame([r for r, _ in body], columns=range(len(header)), dtype=object)
         lines = np.array([ln for _, ln in body], dtype=np.int64)
+        keep = None
     else:
         physical = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         if physical and physical[-1] == "":
             physical.pop()  # the final line break ends the last row
         width = physical[0].count(",") + 1
         header = [h.strip() for h in physical[0].split(",")]
-        blank = np.array([not ln.replace(",", "").strip() for ln in physical[1:]], dtype=bool)
+        blank = np.array([not ln.strip(" ,\t\f\v") for ln in physical[1:]], dtype=bool)
         cells = np.array([ln.count(",") + 1 for ln in physical[1:]], dtype=np.int64)
         wrong = np.flatnonzero(~blank & (cells != width))
         if wrong.size:
             k = int(wrong[0])
             raise CLIError(f"{path}: row {int(np.count_nonzero(~blank[:k])) + 1} has {int(cells[k])} cells, "
                            f"the header has {width}")
-        try:
-            raw = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False,
-                              skip_blank_lines=False, engine="c")
+        try:  # numbers parsed in C (exactly as float() reads them); any other column as text
+            raw = pd.read_csv(io.StringIO(text), header=None, skiprows=1, names=range(width), keep_default_na=False,
+                              na_filter=False, skip_blank_lines=False, skipinitialspace=True, low_memory=False,
+                              engine="c")
         except (pd.errors.ParserError, ValueError) as exc:
             raise CLIError(f"{path}: not a readable CSV ({exc})") from None
-        if raw.shape[0] != len(physical):  # (a line break pandas reads otherwise): parse with csv instead
+        if raw.shape[0] != len(physical) - 1:
             raise CLIError(f"{path}: not a readable CSV (the lines and the parsed rows disagree)")
-        keep = np.flatnonzero(~blank) + 1
-        frame = raw.iloc[keep].reset_index(drop=True)
-        frame.columns = range(frame.shape[1])
-        lines = keep.astype(np.int64) + 1
+        keep = np.flatnonzero(~blank)
+        parsed = raw if keep.size == raw.shape[0] else raw.iloc[keep].reset_index(drop=True)
+        lines = keep.astype(np.int64) + 2
     first: dict[str, int] = {}
     for j, h in enumerate(header, start=1):
         if h in first:
             raise CLIError(f"{path}: column {h!r} appears twice in the header (columns {first[h]} and {j}); "
                            "column names must be unique")
         first[h] = j
-    frame = frame.apply(lambda s: s.astype(str).str.strip()) if frame.shape[0] else frame.astype(object)
-    frame.columns = header
-    for name in header:
-        too_long = np.flatnonzero(frame[name].str.len().to_numpy() > limit) if frame.shape[0] else []
-        if len(too_long):
-            raise CLIError(f"{path}: line {int(lines[too_long[0]])}: not a readable CSV (field larger than field "
-                           f"limit ({limit}))")
-    return frame, lines
+    # Leading spaces went in the parse; a blank before a comma or a line break, or a tab, needs a strip.
+    strip = quoted or "\t" in text or " ," in text or " \n" in text or " \r" in text or text.endswith(" ")
+    table = _Table(parsed, header, None if quoted else text, keep, strip)
+    longest = 0 if quoted else max(map(len, physical))  # (csv enforces the limit on a quoted file)
+    if longest > limit:
+        for name in header:
+            too_long = np.flatnonzero(table[name].str.len().to_numpy() > limit)
+            if too_long.size:
+                raise CLIError(f"{path}: line {int(lines[too_long[0]])}: not a readable CSV (field larger than "
+                               f"field limit ({limit}))")
+    return table, lines
 
 
 def _numeric(frame: Any, names: Sequence[str], path: str, *, missing_ok: bool = False) -> np.ndarray:
@@ -194,10 +227,20 @@ def _numeric(frame: Any, names: Sequence[str], path: str, *, missing_ok: bool = 
     X = np.empty((n, len(names)))
     first_row, message = n, ""
     for j, name in enumerate(names):
+        fast = frame.numbers(name) if isinstance(frame, _Table) else None
+        if fast is not None and np.all(np.isfinite(fast)):
+            X[:, j] = fast
+            continue
         s = frame[name]
         v = np.array(pd.to_numeric(s, errors="coerce"), dtype=float) if n else np.empty(0)
-        missing = s.isin(_NA_TEXT).to_numpy() if missing_ok else np.zeros(n, dtype=bool)
-        text_nan = s.str.lower().isin(("nan", "+nan", "-nan")).to_numpy() if n else np.zeros(0, dtype=bool)
+        nan = np.flatnonzero(np.isnan(v))  # only these cells are looked at as text (few, or an error)
+        missing = np.zeros(n, dtype=bool)
+        text_nan = np.zeros(n, dtype=bool)
+        if nan.size:
+            cells = s.iloc[nan]
+            if missing_ok:
+                missing[nan] = cells.isin(_NA_TEXT).to_numpy()
+            text_nan[nan] = cells.str.lower().isin(("nan", "+nan", "-nan")).to_numpy()
         not_number = np.isnan(v) & ~text_nan & ~missing
         not_finite = (np.isinf(v) | text_nan) & ~missing
         for bad, what in ((not_number, "is not a number"), (not_finite, "is not finite")):
@@ -219,7 +262,7 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     Parameters
     ----------
     path : str
-        The CSV file (see :func:`read_table`).
+        The CSV file (UTF-8 with or without a byte-order mark; gzip-compressed or not).
     label : str or None
         The label column's name (``None``: no label).
     feature_names : sequence of str or None
@@ -240,7 +283,7 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
         header) and the column for a missing column, an empty or non-numeric cell, NaN or
         infinity.
     """
-    frame, _ = read_table(path)
+    frame, _ = _read_table(path)
     header = list(frame.columns)
     if label is not None and label not in header:
         if label_required:
@@ -653,7 +696,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     schema = _fit_schema(args, args.data) if args.schema else None
     if schema is None and args.label is None:
         raise CLIError("give --label COL (the label column), or --schema FILE with a label column")
-    frame, _ = read_table(args.data)
+    frame, _ = _read_table(args.data)
     header = list(frame.columns)
     label = schema.label.name if schema is not None and schema.label is not None else args.label
     if label not in header:
@@ -729,7 +772,7 @@ def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarra
 
 def _release_features(release: Any, schema: Any, path: str, *, label: str | None) -> tuple[np.ndarray, Any]:
     """The rows a release is applied to (encoded by its schema when it has one), and the text table."""
-    frame, _ = read_table(path)
+    frame, _ = _read_table(path)
     header = list(frame.columns)
     if label is not None and label not in header:
         raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
@@ -812,7 +855,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
     from .schema import PrivacyLeakWarning, draft_schema_nonprivate
 
-    frame, _ = read_table(args.data)
+    frame, _ = _read_table(args.data)
     header = list(frame.columns)
     for option, names in (("--label", [args.label] if args.label else []), ("--ignore", args.ignore or [])):
         unknown = [c for c in names if c not in header]

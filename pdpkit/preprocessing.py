@@ -10,7 +10,7 @@ them — outside any guarantee the model states. pdpkit offers two ways round it
 * :class:`PrivateStandardScaler` estimates each feature's mean and scale under public
   bounds by the Gaussian mechanism, calibrated tightly
   (:func:`pdpkit.gaussian.gaussian_sigma`), and charges a
-  :class:`pdpkit.accountant.PrivacyAccountant` when given one; its output rows are not
+  ``pdpkit.accountant.PrivacyAccountant`` when given one; its output rows are not
   bounded, so the estimator after it needs ``row_norm="clip"``.
 
 :func:`leak_warnings` (called by the estimators' ``fit``) looks at the rows an estimator is
@@ -475,7 +475,7 @@ def leak_warnings(X: ArrayLike, *, norm_bound: float, delta: float, stacklevel: 
     delta : float
         The estimator's δ.
     stacklevel : int
-        Passed to :func:`warnings.warn` (plus one for this function): 2 points at the caller.
+        Passed to ``warnings.warn`` (plus one for this function): 2 points at the caller.
 
     Returns
     -------

@@ -74,7 +74,7 @@ __all__ = [
 #: The format tag of a schema's JSON form.
 SCHEMA_FORMAT = "pdpkit-schema/1"
 
-#: The ``"note"`` a drafted schema carries in its JSON (and :attr:`Schema.note`).
+#: The ``"note"`` a drafted schema carries in its JSON (and ``Schema.note``).
 DRAFT_NOTE = ("NON-PRIVATE DRAFT: the bounds, domains and label classes below were read from the data "
               "by pdpkit.schema.draft_schema_nonprivate. Published or used as they are, they reveal "
               "records (a bound is a record's value). Replace each one by public knowledge (a range "
@@ -222,7 +222,7 @@ class Column:
 
     @classmethod
     def from_dict(cls, data: Any, *, where: str = "column") -> Column:
-        """Inverse of :meth:`to_dict`, strict; errors name the field (``where.low``).
+        """Inverse of :meth:`to_dict`, strict: an error names the offending field.
 
         Parameters
         ----------
@@ -611,7 +611,7 @@ class Schema:
 
     @classmethod
     def from_dict(cls, data: Any) -> Schema:
-        """Inverse of :meth:`to_dict`, strict: errors name the field (``columns[2].low``).
+        """Inverse of :meth:`to_dict`, strict: an error names the offending field and its path.
 
         Parameters
         ----------
@@ -648,7 +648,7 @@ class Schema:
         Parameters
         ----------
         **kwargs
-            Passed to :func:`json.dumps`.
+            Passed to ``json.dumps``.
         """
         kwargs.setdefault("indent", 2)
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)

@@ -338,7 +338,7 @@ def test_budget_options_come_together(tmp_path, people, capsys):
 def test_quoted_fields_and_line_breaks_keep_row_and_line_numbers(tmp_path, capsys):
     path = tmp_path / "q.csv"
     path.write_text('a,b,label\n0.1,"0.2",yes\n"0.3","0.4",no\n\n0.5,"x\ny",no\n')
-    frame, lines = cli.read_table(str(path))
+    frame, lines = cli._read_table(str(path))
     assert frame.shape == (3, 3) and lines.tolist() == [2, 3, 5]
     assert cli.main(["fit", str(path), "--label", "label", *FIT, "--out", str(tmp_path / "o.json")]) == 2
     assert "row 3, column 'b': 'x\\ny' is not a number" in _err(capsys)
@@ -355,7 +355,7 @@ def test_read_table_and_read_csv_agree_with_pandas(tmp_path):
     X, y, names = cli.read_csv(str(path), label="label")
     np.testing.assert_array_equal(X, frame[["a", "b", "c"]].to_numpy())
     assert list(y) == list(frame["label"]) and names == ["a", "b", "c"]
-    text, lines = cli.read_table(str(path))
+    text, lines = cli._read_table(str(path))
     assert lines.tolist() == list(range(2, 52)) and list(text.columns) == ["a", "b", "c", "label"]
 
 

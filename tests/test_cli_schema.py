@@ -375,3 +375,48 @@ def test_output_csv_is_readable(tmp_path, people, schema_file):
     with open(pred) as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(frame) and set(r["prediction"] for r in rows) <= {"yes", "no"}
+
+
+def _reference_read(text: str, label: str):
+    """The reader pdpkit had before pandas: Python's csv module, float() per cell, blank rows dropped."""
+    rows = list(csv.reader(text.splitlines()))
+    header = [h.strip() for h in rows[0]]
+    body = [r for r in rows[1:] if any(c.strip() for c in r)]
+    feats = [h for h in header if h != label]
+    X = np.array([[float(r[header.index(f)].strip()) for f in feats] for r in body])
+    y = np.array([r[header.index(label)].strip() for r in body], dtype=object)
+    return X, y, feats
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_pandas_reader_agrees_with_the_csv_module_on_awkward_files(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    n = 60
+    lines = [" a , b,c ,label"]
+    for _ in range(n):
+        cells = [repr(float(v)) if rng.random() < 0.8 else f"{v:.3e}" for v in rng.normal(0, 0.2, 3)]
+        cells = [(" " * rng.integers(0, 2)) + c + (" " * rng.integers(0, 2)) for c in cells]
+        lab = rng.choice(["01", "10", " 10", "1.50"])
+        lines.append(",".join([*cells, lab]))
+        if rng.random() < 0.1:
+            lines.append(rng.choice(["", "   ", ",,,"]))
+    sep = "\r\n" if seed % 2 else "\n"
+    text = sep.join(lines) + (sep if seed % 3 else "")
+    path = tmp_path / "awkward.csv"
+    path.write_bytes(text.encode())
+    X, y, names = cli.read_csv(str(path), label="label")
+    Xr, yr, nr = _reference_read(text, "label")
+    np.testing.assert_array_equal(X, Xr)
+    assert list(y) == list(yr) and names == nr == ["a", "b", "c"]
+
+
+def test_label_text_is_kept_exactly(tmp_path):
+    """Labels that look like numbers keep their text ('01', not 1) in the release's classes."""
+    rng = np.random.default_rng(14)
+    X = rng.uniform(-0.5, 0.5, size=(100, 2))
+    frame = pd.DataFrame(X, columns=["a", "b"]).assign(label=np.where(X[:, 0] > 0, "01", "10"))
+    path = tmp_path / "l.csv"
+    frame.to_csv(path, index=False)
+    rel = tmp_path / "r.json"
+    assert cli.main(["fit", str(path), "--label", "label", *FIT, "--out", str(rel)]) == 0
+    assert Release.from_json(rel.read_text()).classes == ("01", "10")

@@ -692,6 +692,16 @@ def _schema_labels(schema: Any, frame: Any, label: str, path: str, loss: str) ->
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
+    try:
+        return _fit(args)
+    except ValueError as exc:
+        if type(exc).__name__ != "BudgetExceededError":
+            raise
+        raise CLIError(f"--budget-epsilon {args.budget_epsilon:g} / --budget-delta {args.budget_delta:g}: {exc}; "
+                       "raise the budget, or lower --epsilon (and --report-epsilon)") from None
+
+
+def _fit(args: argparse.Namespace) -> int:
     args.accountant = _accountant_for(args)
     schema = _fit_schema(args, args.data) if args.schema else None
     if schema is None and args.label is None:

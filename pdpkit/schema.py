@@ -63,6 +63,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._validation import check_json_keys
+
 __all__ = [
     "SCHEMA_FORMAT",
     "DRAFT_NOTE",
@@ -232,7 +234,7 @@ class Column:
         where : str
             How error messages name this column's dict (e.g. ``"columns[2]"``).
         """
-        _keys(data, where, required=("name",), optional=("role", "kind", "low", "high", "categories"))
+        check_json_keys(data, where, required=("name",), optional=("role", "kind", "low", "high", "categories"))
         name = data["name"]
         if not isinstance(name, str) or not name:
             raise TypeError(f"{where}.name must be a non-empty string; got {name!r}")
@@ -256,17 +258,6 @@ class Column:
                        low=data.get("low"), high=data.get("high"), categories=cats)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{where}: {exc}") from None
-
-
-def _keys(data: Any, where: str, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
-    if not isinstance(data, dict):
-        raise TypeError(f"{where} must be a JSON object; got {type(data).__name__}")
-    unknown = sorted(set(data) - set(required) - set(optional))
-    if unknown:
-        raise ValueError(f"{where} has unknown field(s) {unknown} (allowed: {sorted(required + optional)})")
-    missing = [k for k in required if k not in data]
-    if missing:
-        raise ValueError(f"{where} lacks the field(s) {missing}")
 
 
 # ------------------------------------------------------------------ the schema
@@ -619,7 +610,7 @@ class Schema:
             ``format`` (``"pdpkit-schema/1"``) and ``columns`` (required); ``note``,
             ``nonprivate_draft``, ``handle_unknown``, ``handle_missing`` (optional).
         """
-        _keys(data, "schema", required=("format", "columns"),
+        check_json_keys(data, "schema", required=("format", "columns"),
               optional=("note", "nonprivate_draft", "handle_unknown", "handle_missing"))
         if data["format"] != SCHEMA_FORMAT:
             raise ValueError(f"schema.format must be {SCHEMA_FORMAT!r}; got {data['format']!r}")

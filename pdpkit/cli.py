@@ -273,15 +273,15 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     Returns
     -------
     X : numpy.ndarray, shape (n, d)
+        The features.
     y : numpy.ndarray of str or None
+        The label's cells.
     names : list of str
+        The feature columns' names.
 
-    Raises
-    ------
-    CLIError
-        Naming the file, the row (1-based data row, as a spreadsheet shows it less the
-        header) and the column for a missing column, an empty or non-numeric cell, NaN or
-        infinity.
+    A missing column, an empty or non-numeric cell, NaN or infinity raises a ``CLIError``
+    naming the file, the row (1-based data row, as a spreadsheet shows it less the header)
+    and the column.
     """
     frame, _ = _read_table(path)
     header = list(frame.columns)

@@ -298,8 +298,9 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     bounds : tuple of (float or array_like, float or array_like)
         Public bounds ``(lower, upper)`` of each feature (scalars apply to every feature),
         ``lower < upper``: values outside are clipped for the statistics.
-    accountant : pdpkit.accountant.PrivacyAccountant or None
-        Charged for the release before noise is drawn (it refuses when over budget).
+    accountant : PrivacyAccountant or None
+        A ``pdpkit.accountant.PrivacyAccountant``, charged for the release before noise is
+        drawn (it refuses when over budget).
     random_state : int, numpy.random.Generator or None
         Source of the noise; an int reproduces the fit exactly.
 

@@ -290,3 +290,69 @@ def test_messages_state_no_number_of_the_data(raw):
         assert not re.search(r"\d", m), m  # no digit at all: neither n, nor a fraction, nor a norm
     # the tester: a message carrying a statistic would be caught
     assert re.search(r"\d", "737 rows, max norm 1.3e+02")
+
+
+def _scaler_audit(claim_sigma_factor: float, n_samples: int = 2500):
+    """Audit the scaler as a user runs it (fit, read mean_/var_/n_samples_seen_) on a worst-case pair.
+
+    D: 2000 records in the unit box; D' adds the box's corner, whose contribution (1, u, u^2 - 1)
+    has the full norm sqrt(1 + d). The released sums are recovered from the fitted attributes
+    (no clipping happens at this size), projected on the neighbour's direction, and tested with
+    the claimed privacy loss (Neyman-Pearson events fixed from the claim).
+    """
+    from pdpkit.audit import audit_delta_curve
+    from pdpkit.gaussian import gaussian_delta
+
+    d, lower, upper = 2, np.zeros(2), np.ones(2)
+    D = np.random.default_rng(21).uniform(0, 1, size=(2000, d))
+    corner = upper[None, :]
+    Dp = np.vstack([D, corner])
+    q_D = _scaler_contributions(D, lower, upper).sum(axis=0)
+    v = _scaler_contributions(corner, lower, upper)[0]
+    delta_sens = float(np.linalg.norm(v))
+    eps, delta = 1.0, 1e-3
+
+    def released(data, m, rng):
+        out = np.empty(m)
+        for k in range(m):
+            sc = PrivateStandardScaler(eps, delta, bounds=(0.0, 1.0), random_state=rng).fit(data)
+            half, mid = 0.5, 0.5
+            mean_u = (sc.mean_ - mid) / half
+            second_u = sc.var_ / half**2 + mean_u**2
+            n_t = sc.n_samples_seen_
+            sums = np.concatenate([[n_t], n_t * mean_u, n_t * (second_u - 1.0)])
+            out[k] = (sums - q_D) @ v / delta_sens  # N(0, s^2) under D, N(Delta, s^2) under D'
+        return out
+
+    sigma = PrivateStandardScaler(eps, delta, bounds=(0.0, 1.0), random_state=0).fit(D).sigma_
+    claimed = sigma * claim_sigma_factor
+    mu = delta_sens / claimed
+    grid = np.array([0.0, 0.1, 0.25, 0.5])
+    return audit_delta_curve(lambda m, r: released(D, m, r), lambda m, r: released(Dp, m, r),
+                             lambda t: mu**2 / 2 - mu * t / claimed, grid, grid,
+                             gaussian_delta(grid, sensitivity=delta_sens, sigma=claimed),
+                             n_samples=n_samples, alpha=0.01, chunk=1000, rng=np.random.default_rng(22),
+                             progress=False)
+
+
+def test_scaler_audit_passes_and_a_claim_of_twice_the_noise_is_refuted():
+    assert _scaler_audit(1.0).passed
+    assert not _scaler_audit(2.0).passed  # the tester: the same mechanism claiming more privacy is caught
+
+
+def test_pipelines_with_the_public_encoder_and_the_private_scaler(schema, frame):
+    """A raw table (identifier, category, out-of-range value) through a pipeline; nothing data-fitted leaks."""
+    from pdpkit.estimators import ObjPertClassifier
+
+    rng = np.random.default_rng(31)
+    n = 300
+    big = pd.DataFrame({"id": np.arange(n), "age": rng.uniform(15, 80, n),
+                        "workclass": rng.choice(["Private", "Gov", "Self"], n)})
+    y = np.where((big["age"] > 45) ^ (big["workclass"] == "Gov"), ">50K", "<=50K")
+    pipe = make_pipeline(SchemaEncoder(schema), ObjPertClassifier(1.0, 1e-6, random_state=0)).fit(big, y)
+    assert pipe.score(big, y) > 0.5 and pipe[-1].privacy_spent().epsilon == pytest.approx(1.0, rel=1e-9)
+    num = big[["age"]].to_numpy()
+    private = make_pipeline(PrivateStandardScaler(0.5, 1e-6, bounds=(0.0, 120.0), random_state=1),
+                            ObjPertClassifier(1.0, 1e-6, row_norm="clip", norm_bound=3.0, random_state=2)).fit(num, y)
+    assert private[0].guarantee_.epsilon == pytest.approx(0.5, rel=1e-9)
+    assert set(private.predict(num)) <= {">50K", "<=50K"}

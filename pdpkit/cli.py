@@ -356,7 +356,8 @@ def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str) -> N
         if over.size:
             i = int(over[0])
             raise CLIError(f"{path}: row {i + 1} has Euclidean norm {norms[i]:.6g} > --norm-bound {norm_bound:g} "
-                           f"({over.size} such rows); rescale the features or pass --row-norm clip")
+                           f"({over.size} such rows); rescale the features, encode them from public bounds with "
+                           "--schema, or pass --row-norm clip")
 
 
 # ------------------------------------------------------------------ schemas
@@ -643,6 +644,9 @@ def _fit_schema(args: argparse.Namespace, path: str):
     if args.label is not None and lab is not None and args.label != lab.name:
         raise CLIError(f"--label {args.label}: the schema's label is {lab.name!r} (--schema {args.schema}); "
                        "leave --label out or make them agree")
+    if lab is None and args.label in schema.feature_names:
+        raise CLIError(f"--label {args.label}: is a feature column of the schema (--schema {args.schema}); give the "
+                       "label column \"role\": \"label\" (or \"ignore\")")
     if lab is None and args.label is None:
         raise CLIError(f"--schema {args.schema}: has no label column; give --label COL or a column with "
                        "\"role\": \"label\"")

@@ -303,6 +303,21 @@ def test_a_text_column_without_a_schema_is_refused(tmp_path, people, capsys):
     assert re.search(r"row 1, column 'colour': '\w+' is not a number", _err(capsys))
 
 
+def test_a_label_that_the_schema_makes_a_feature_is_refused(tmp_path, people, schema, capsys):
+    path, _ = people
+    cols = [c for c in schema.columns if c.role != "label"] + [Column("label", kind="categorical",
+                                                                      categories=("no", "yes"))]
+    sp = tmp_path / "s.json"
+    Schema(cols).write(sp)
+    assert cli.main(["fit", str(path), "--schema", str(sp), "--label", "label", *FIT,
+                     "--out", str(tmp_path / "x.json")]) == 2
+    assert "--label label: is a feature column of the schema" in _err(capsys)
+    # a schema without a label, with --label naming a column outside it, fits
+    Schema([c for c in schema.columns if c.role != "label"]).write(sp)
+    assert cli.main(["fit", str(path), "--schema", str(sp), "--label", "label", *FIT,
+                     "--out", str(tmp_path / "y.json")]) == 0
+
+
 def test_label_or_schema_is_needed(tmp_path, people, capsys):
     path, _ = people
     assert cli.main(["fit", str(path), *FIT, "--out", str(tmp_path / "x.json")]) == 2

@@ -465,7 +465,9 @@ def leak_warnings(X: ArrayLike, *, norm_bound: float, delta: float, stacklevel: 
       (``MinMaxScaler``), largest absolute value 1 (``MaxAbsScaler``), or median 0 and
       interquartile range 1 (``RobustScaler``), each to :math:`10^{-8}`; a column of zeros
       (a constant, as these scalers leave it) is allowed, and the min–max and max–abs checks
-      need a value strictly between the extremes (a table of 0/1 indicators is not flagged).
+      need a value strictly between the extremes (a table of 0/1 indicators is not flagged);
+      the max–abs check needs two columns or more (one feature encoded from public bounds
+      reaches them, and is not flagged).
 
     Parameters
     ----------
@@ -508,8 +510,8 @@ def leak_warnings(X: ArrayLike, *, norm_bound: float, delta: float, stacklevel: 
         inner_01 = bool(np.any((X > tol) & (X < 1.0 - tol)))
         if _all_columns((np.abs(lo) <= tol) & (np.abs(hi - 1.0) <= tol), zero) and inner_01:
             messages.append(_MSG_MINMAX)
-        elif _all_columns(np.abs(maxabs - 1.0) <= tol, zero) and bool(np.any((np.abs(X) > tol)
-                                                                           & (np.abs(X) < 1.0 - tol))):
+        elif X.shape[1] >= 2 and _all_columns(np.abs(maxabs - 1.0) <= tol, zero) and \
+                bool(np.any((np.abs(X) > tol) & (np.abs(X) < 1.0 - tol))):
             messages.append(_MSG_MAXABS)
         q25, q50, q75 = np.percentile(X, [25.0, 50.0, 75.0], axis=0)
         if _all_columns((np.abs(q50) <= tol) & (np.abs(q75 - q25 - 1.0) <= tol), zero):

@@ -263,6 +263,8 @@ def test_public_encodings_and_raw_data_draw_no_scaler_warning(raw):
     assert not any("Scaler" in m for m in _messages(public, norm_bound=2.0))
     onehot = np.eye(3)[np.random.default_rng(0).integers(0, 3, 200)]  # 0/1 indicators: min 0, max 1, not scaled
     assert _messages(onehot / math.sqrt(3)) == []
+    one = Schema([Column("f0", low=10.0, high=60.0)])  # one feature, records beyond its bounds: -1 and 1 reached
+    assert _messages(SchemaEncoder(one).fit_transform(raw[:, :1])) == []
 
 
 def test_clipped_rows_deep_inside_and_delta(raw):

@@ -56,6 +56,7 @@ degree — or ``row_norm="clip"``.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -263,6 +264,14 @@ def _scaler_contributions(X: np.ndarray, lower: np.ndarray, upper: np.ndarray) -
     return np.hstack([np.ones((X.shape[0], 1)), u, u * u - 1.0])
 
 
+@functools.lru_cache(maxsize=128)
+def _scaler_calibration(eps: float, delta: float, d: int) -> tuple[float, float]:
+    """(sigma, the exact epsilon at delta) of the scaler's Gaussian mechanism, sensitivity sqrt(1 + d); cached."""
+    sensitivity = math.sqrt(1.0 + d)
+    sigma = float(gaussian_sigma(eps, delta, sensitivity=sensitivity))
+    return sigma, float(gaussian_epsilon(delta, sensitivity=sensitivity, sigma=sigma))
+
+
 class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     r"""Standardize features with a private mean and scale under public bounds (Gaussian mechanism).
 
@@ -371,7 +380,7 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         d = X.shape[1]
         lower, upper = self._bounds(d)
         sensitivity = math.sqrt(1.0 + d)
-        sigma = float(gaussian_sigma(eps, delta, sensitivity=sensitivity))
+        sigma, eps_exact = _scaler_calibration(eps, delta, d)
         mu = sensitivity / sigma
         rng = as_generator(self.random_state, "random_state")
         if self.accountant is not None:
@@ -389,7 +398,6 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         self.n_samples_seen_ = n_tilde
         self.sigma_ = sigma
         self.mu_ = mu
-        eps_exact = float(gaussian_epsilon(delta, sensitivity=sensitivity, sigma=sigma))
         part = GuaranteePart(name="PrivateStandardScaler", epsilon=eps_exact, delta=delta, accounting="gaussian")
         self.guarantee_ = Guarantee(epsilon=eps_exact, delta=delta, accounting="gaussian", parts=(part,))
         return self

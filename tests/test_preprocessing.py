@@ -294,7 +294,7 @@ def test_messages_state_no_number_of_the_data(raw):
     assert re.search(r"\d", "737 rows, max norm 1.3e+02")
 
 
-def _scaler_audit(claim_sigma_factor: float, n_samples: int = 2500):
+def _scaler_audit(claim_sigma_factor: float, n_samples: int = 4000):
     """Audit the scaler as a user runs it (fit, read mean_/var_/n_samples_seen_) on a worst-case pair.
 
     D: 2000 records in the unit box; D' adds the box's corner, whose contribution (1, u, u^2 - 1)

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "datasets": 1,
     "_solver": 1,
     "_goe_mpmath": 1,
+    "schema": 1,
     "objpert": 2,
     "analyze_gauss": 2,
     "output_perturbation": 2,
@@ -36,6 +37,8 @@ LAYERS: dict[str, int] = {
     "report": 3,
     "single": 3,
     "release": 3,
+    "preprocessing": 3,
+    "accountant": 3,
     "estimators": 4,
     "cli": 4,
     "__main__": 4,
@@ -54,6 +57,7 @@ SAME_LAYER_ALLOWED = {
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),
     ("release", "report"),
+    ("preprocessing", "release"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.

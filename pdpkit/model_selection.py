@@ -364,7 +364,8 @@ class ObjPertClassifierCV(ClassifierMixin, _ObjPertCV):
         numpy.ndarray
             The predicted labels.
         """
-        return self.classes_[(self._linear(X) > 0).astype(int)]
+        scores = self._linear(X)
+        return self.classes_[(scores > 0).astype(int)]
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Logistic probabilities ``[P(classes_[0]), P(classes_[1])]``.

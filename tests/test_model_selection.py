@@ -174,3 +174,12 @@ def test_against_the_untuned_default_on_breast_cancer():
         cv_acc.append(ms.ObjPertClassifierCV(1.0, 1e-6, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
         default_acc.append(ObjPertClassifier(1.0, 1e-6, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
     assert np.mean(cv_acc) >= np.mean(default_acc) - 0.02
+
+
+@pytest.mark.parametrize("cls", [ms.ObjPertClassifierCV, ms.ObjPertRegressorCV])
+def test_scikit_learn_checks(cls):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(cls(row_norm="clip", random_state=0), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []

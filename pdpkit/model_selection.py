@@ -8,7 +8,7 @@ a random number of runs each trains a uniformly drawn candidate on the training 
 scores it on the validation part through a Gaussian mechanism; the best run's model is
 kept, and nothing else — not the number of runs, not the other models, not the split.
 
-The guarantee, :meth:`privacy_spent`, is the **selection's total** (Rényi DP of repeat and
+The guarantee, ``privacy_spent()``, is the **selection's total** (Rényi DP of repeat and
 select, :func:`pdpkit.selection.selection_epsilon`, converted to (ε, δ)); the calibration
 (:func:`pdpkit.selection.calibrate_selection`) sets one per-run scale so that this total is
 at most (``epsilon``, ``delta``). The chosen model is one of the runs, so the guarantee the
@@ -49,7 +49,7 @@ from .objpert import DEFAULT_GRAD_TOL, output_mu
 from .release import Guarantee, GuaranteePart
 from .selection import calibrate_selection, repeat_and_select
 
-__all__ = ["ObjPertClassifierCV", "ObjPertRegressorCV", "DEFAULT_LAMS", "SELECTION_ACCOUNTING"]
+__all__ = ["ObjPertClassifierCV", "ObjPertRegressorCV", "ObjPertCVEstimator", "DEFAULT_LAMS", "SELECTION_ACCOUNTING"]
 
 #: The default public grid of λ (the objective sums the losses, so λ is on the scale of a count).
 DEFAULT_LAMS: tuple[float, ...] = (1.0, 3.0, 10.0, 30.0, 100.0)
@@ -62,8 +62,11 @@ SELECTION_ACCOUNTING = "repeat-and-select-rdp"
 _calibrate = functools.lru_cache(maxsize=64)(calibrate_selection)
 
 
-class _ObjPertCV(BaseEstimator):
-    """What the two CV estimators share. Not used directly."""
+class ObjPertCVEstimator(BaseEstimator):
+    """What the two CV estimators share: the calibration, the split, the selection and the guarantee.
+
+    Not used directly: use :class:`ObjPertClassifierCV` or :class:`ObjPertRegressorCV`.
+    """
 
     __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
     _estimator_class: type = ObjPertClassifier
@@ -255,13 +258,13 @@ _COMMON_DOC = r"""
         The selection's public parameters (what an accountant stores).
     best_estimator_ : ObjPertClassifier or ObjPertRegressor
         The chosen run's estimator; its ``release_`` carries no guarantee (the guarantee is the
-        selection's, :meth:`privacy_spent`).
+        selection's, ``privacy_spent()``).
     release_ : pdpkit.release.Release
         The chosen model's public fields, without a guarantee of its own.
 """
 
 
-class ObjPertClassifierCV(ClassifierMixin, _ObjPertCV):
+class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
     __doc__ = (r"""Private binary classifier whose λ is chosen privately; the whole selection is (ε, δ)-DP.
 
     Each run trains :class:`pdpkit.estimators.ObjPertClassifier` (logistic loss) on the
@@ -386,7 +389,7 @@ class ObjPertClassifierCV(ClassifierMixin, _ObjPertCV):
         return np.column_stack([1.0 - p, p])
 
 
-class ObjPertRegressorCV(RegressorMixin, _ObjPertCV):
+class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
     __doc__ = (r"""Private robust linear regression whose λ is chosen privately; the whole selection is (ε, δ)-DP.
 
     Each run trains :class:`pdpkit.estimators.ObjPertRegressor` (pseudo-Huber loss) on the

@@ -176,6 +176,7 @@ def test_against_the_untuned_default_on_breast_cancer():
     assert np.mean(cv_acc) >= np.mean(default_acc) - 0.02
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
 @pytest.mark.parametrize("cls", [ms.ObjPertClassifierCV, ms.ObjPertRegressorCV])
 def test_scikit_learn_checks(cls):
     from sklearn.utils.estimator_checks import check_estimator

@@ -178,6 +178,13 @@ class ObjPertCVEstimator(BaseEstimator):
             X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
         return X @ self.coef_ + self.intercept_
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The pickled state, without ``random_state``: a seed in a published pickle would replay every draw."""
+        state = dict(super().__getstate__())  # a copy: the fitted object keeps its parameter
+        if state.get("random_state") is not None:
+            state["random_state"] = None
+        return state
+
     def privacy_spent(self) -> Guarantee:
         r"""The :math:`(\varepsilon, \delta)` guarantee of the whole selection (its total), with its parts.
 
@@ -233,7 +240,8 @@ _COMMON_DOC = r"""
     fit_intercept : bool
         Fit an intercept (a constant column of value ``norm_bound``).
     random_state : int, numpy.random.Generator or None
-        The secret randomness: the split, the runs, the noise.
+        The secret randomness: the split, the runs, the noise. It is not pickled (a pickle
+        holding the seed would let anyone replay the noise and remove it).
     accountant : object or None
         A privacy accountant: ``accountant.charge_selection(charge, name=...)`` is called
         before any noise is drawn (and refuses a selection over its budget).

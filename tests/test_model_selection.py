@@ -184,3 +184,12 @@ def test_scikit_learn_checks(cls):
     results = check_estimator(cls(row_norm="clip", random_state=0), on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
+
+
+def test_the_pickle_holds_no_seed():
+    X, y = _data()
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=1234).fit(X, y)
+    back = pickle.loads(pickle.dumps(cv))
+    assert back.random_state is None and cv.random_state == 1234
+    np.testing.assert_array_equal(back.predict(X), cv.predict(X))
+    assert back.privacy_spent() == cv.privacy_spent()

@@ -38,7 +38,7 @@ help:
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,book]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,book,dask]"
 	touch $(STAMP)
 
 # Registered inside .venv (--sys-prefix): every Jupyter run from .venv sees it, and no

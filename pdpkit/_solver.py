@@ -118,7 +118,7 @@ def _as_rows(X: Any) -> _Rows:
 def _sum_parts(a: Any, b: Any) -> Any:
     """Elementwise sum of two kernel results (tuples of arrays, floats or None)."""
     if isinstance(a, tuple):
-        return tuple(_sum_parts(u, v) for u, v in zip(a, b))
+        return tuple(_sum_parts(u, v) for u, v in zip(a, b, strict=True))
     if a is None:
         return b
     if b is None:
@@ -169,7 +169,7 @@ def _dask_blocks(rows: _Rows, y: Any) -> tuple[list, list, list]:
     elif _is_dask(y):
         yb = list(y.rechunk((sizes,)).to_delayed().ravel())
     else:
-        yb = [y[o:o + c] for o, c in zip(offs, sizes)]
+        yb = [y[o:o + c] for o, c in zip(offs, sizes, strict=True)]
     return xb, yb, offs
 
 
@@ -179,7 +179,7 @@ def _dask_map_reduce(rows: _Rows, y: Any, kernel: Any, args: tuple, combine: Any
     xb, yb, offs = _dask_blocks(rows, y)
     meta = rows.meta()
     parts = [dask.delayed(_apply_blocks, pure=True)(meta, b, c, o, kernel, args, combine)
-             for b, c, o in zip(xb, yb, offs)]
+             for b, c, o in zip(xb, yb, offs, strict=True)]
     while len(parts) > 1:
         parts = [dask.delayed(combine, pure=True)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
@@ -199,7 +199,7 @@ def _map_rows(rows: _Rows, y: Any, kernel: Any, args: tuple = (), ncols: int = 1
 
         xb, yb, offs = _dask_blocks(rows, y)
         meta = rows.meta()
-        parts = [dask.delayed(_apply_rows, pure=True)(meta, b, c, o, kernel, args) for b, c, o in zip(xb, yb, offs)]
+        parts = [dask.delayed(_apply_rows, pure=True)(meta, b, c, o, kernel, args) for b, c, o in zip(xb, yb, offs, strict=True)]
         res = dask.compute(*parts)
         return np.concatenate(res) if res else np.empty(shape)
     out = np.empty(shape)
@@ -663,7 +663,8 @@ def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray)
     for s in range(0, Xe.shape[0], k):
         Xc = Xe[s:s + k]
         Xl = Xc.astype(np.longdouble)
-        z = (Xl @ th_long).astype(np.float64)  # the margins, accurate to long double, then rounded once
+        # the margins, accurate to long double, then rounded once (einsum: ~1.6x numpy's long double matmul)
+        z = np.einsum("ij,j->i", Xl, th_long).astype(np.float64)
         ycc = yc[s:s + k]
         d1, d2 = loss._d1_d2(z, ycc)
         acc += Xl.T @ d1.astype(np.longdouble)

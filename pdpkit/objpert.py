@@ -51,7 +51,6 @@ import scipy.linalg as sla
 
 from ._validation import (
     check_member_flags,
-    check_member_records,
     as_finite_array,
     as_generator,
     check_int_at_least,

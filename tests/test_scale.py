@@ -53,9 +53,9 @@ def _exact_gradient_norm(X, y, lam, b, theta):
     """||sum_i f'(x_i^T theta) x_i + lam theta + b|| with the margins and the sums in exact rationals."""
     Fx = [[Fraction(v) for v in row] for row in X]
     ft = [Fraction(v) for v in theta]
-    g = [Fraction(lam) * t + Fraction(bb) for t, bb in zip(ft, b)]
-    for row, yi in zip(Fx, y):
-        z = sum(a * t for a, t in zip(row, ft))
+    g = [Fraction(lam) * t + Fraction(bb) for t, bb in zip(ft, b, strict=True)]
+    for row, yi in zip(Fx, y, strict=True):
+        z = sum(a * t for a, t in zip(row, ft, strict=True))
         # f'(z; y) = -y / (1 + exp(y z)): exp in float64 of an exactly rounded margin, error << tolerance
         d1 = Fraction(-yi / (1.0 + math.exp(yi * float(z))))
         for j, a in enumerate(row):
@@ -68,7 +68,7 @@ def test_block_solver_still_certifies_its_public_tolerance():
     rows = _Rows(X, intercept=1.0, block_rows=37)  # many small blocks, intercept inside the kernels
     b = np.random.default_rng(1).normal(size=5)
     tol = 1e-9
-    theta, gnorm, _tau, _it, _m, _c = _solve(rows, y, LOGISTIC, 0.7, b, tol, 200, "auto", want_hessian=False)
+    theta, _gnorm, _tau, _it, _m, _c = _solve(rows, y, LOGISTIC, 0.7, b, tol, 200, "auto", want_hessian=False)
     Xi = prepare_rows(X, norm_bound=1.0, fit_intercept=True)
     true = _exact_gradient_norm(Xi, y, 0.7, b, theta)
     assert true <= tol

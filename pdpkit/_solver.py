@@ -397,12 +397,20 @@ class _NoConvergence(RuntimeError):
 
 
 # ------------------------------------------------------------ one pass: value, gradient, Hessian
+def _margins(Xe: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """Xe @ T for a few columns, one matrix-vector product each (BLAS's GEMM is slow on two columns)."""
+    Z = np.empty((Xe.shape[0], T.shape[1]), order="F")
+    for j in range(T.shape[1]):
+        np.dot(Xe, T[:, j], out=Z[:, j])
+    return Z
+
+
 def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, want_h: bool) -> tuple:
     """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1]."""
     d = Xe.shape[1]
     if Xe.shape[0] == 0:
         return (0.0, np.zeros(d), np.zeros((d, d), order="F") if want_h else None, 0.0)
-    Z = Xe @ T
+    Z = _margins(Xe, T)
     z = Z[:, 0]
     d1, d2 = loss._d1_d2(z, yc)
     fs = float(np.sum(loss._value(z, yc)))
@@ -447,7 +455,7 @@ def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray) -> np
     """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block."""
     if Xe.shape[0] == 0:
         return np.zeros(Xe.shape[1])
-    Z = Xe @ T
+    Z = _margins(Xe, T)
     d2 = loss._d1_d2(Z[:, 0], yc)[1]
     return Xe.T @ (d2 * Z[:, 1])
 
@@ -489,11 +497,13 @@ def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, th
     c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
     m_sub = n // _SUB_FRACTION
     use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
-    if use_sub:
+    # Newton-CG is warm-started the same way (no sub-sampled Hessians: its products are exact)
+    warm = use_sub or (method == "newton-cg" and m_sub >= d and 0 < c < math.inf and warm_move is None)
+    if use_sub or warm:
         rows_sub, sl = rows.head_or_every(_SUB_FRACTION)
         y_sub = y[sl]
         w_sub = weight * n / rows_sub.n
-    if theta0 is None and use_sub:
+    if theta0 is None and warm:
         try:
             theta0 = _newton(rows_sub, y_sub, loss, lam, b, 0.0, 50, method, weight=w_sub,
                              warm_move=_CHORD_DRIFT)[0]
@@ -503,6 +513,7 @@ def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, th
     forced = method == "newton" and not use_sub  # form the Hessian with the next evaluation
     F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced)
     gnorm = float(np.linalg.norm(g))
+    g_ref = max(gnorm, 1e-300)  # the forcing terms of Newton-CG are relative to the first gradient
     n_iter = 0
     sub = use_sub
     factor = None
@@ -529,7 +540,7 @@ def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, th
                 drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
-            p = _cg_direction(rows, y, loss, theta, weight, lam, g)
+            p = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref)
         gtp = float(g @ p)
         if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
             p, gtp = -g, -gnorm * gnorm
@@ -565,11 +576,15 @@ def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, th
     return theta, gnorm, n_iter, H
 
 
-def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None):
-    """Truncated conjugate gradients on H p = -g with H v = w X^T (f'' * (X v)) + lam v (one pass per product)."""
+def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0):
+    """Truncated conjugate gradients on H p = -g with H v = w X^T (f'' * (X v)) + lam v (one pass per product).
+
+    Stops at the residual ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's choice relative
+    to the first gradient's norm ``g_ref``: superlinear convergence whatever the scale of the sum).
+    """
     d = g.shape[0]
     gnorm = float(np.linalg.norm(g))
-    forcing = min(0.5, math.sqrt(gnorm)) * gnorm
+    forcing = min(0.5, math.sqrt(gnorm / g_ref)) * gnorm
     max_cg = max_cg or min(d, 500)
     p = np.zeros(d)
     r = -g.copy()
@@ -725,9 +740,10 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
 
 #: Cost model of method="auto": a Hessian pass (n d^2 flops in SYRK) costs about
 #: d / _HESSIAN_PASS_RATIO gradient passes (8 n d bytes read); Newton needs about two exact
-#: Hessians near the minimizer, Newton-CG about _CG_PASSES Hessian-vector passes in all.
-_HESSIAN_PASS_RATIO = 16.0
-_CG_PASSES = 40.0
+#: Hessians near the minimizer, Newton-CG about _CG_PASSES Hessian-vector passes in all
+#: (measured single-threaded at n = 1e5: Newton-CG is cheaper from d of about 150 on).
+_HESSIAN_PASS_RATIO = 10.0
+_CG_PASSES = 30.0
 
 
 def _auto_method(loss: GLMLoss, n: int, d: int) -> str:

@@ -310,8 +310,9 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     max_iter : int
         Maximum number of Newton iterations.
     method : {"auto", "newton", "newton-cg", "closed-form"}
-        ``"auto"``: closed form for the squared loss, Newton for :math:`d \le 1500`,
-        Newton-CG above.
+        ``"auto"``: closed form for the squared loss; otherwise chosen by cost: full Newton
+        while a Hessian (:math:`nd^2` flops) costs less than the Hessian-vector passes of
+        Newton-CG would (about :math:`d \le 150`), Newton-CG beyond.
     norm_bound : float or None
         Every row must satisfy :math:`\|x_i\|_2 \le` ``norm_bound`` (up to a relative
         :math:`10^{-12}` for rounding) — the assumption of every DP guarantee of ObjPert

@@ -217,6 +217,42 @@ def _apply_rows(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tupl
     return np.concatenate(outs) if outs else np.empty(0)
 
 
+def _spool_chunks(chunks: Any, *, directory: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows from an iterable of ``(X_chunk, y_chunk)`` pairs as a read-only memmap and a label array.
+
+    For a reader that streams a file in chunks (the command line's CSV reader): one pass over
+    the chunks, memory O(chunk + n) (the labels), the features written to an unlinked
+    temporary file in ``directory`` (default: the system's) and mapped back, so the fit and
+    the report read them by blocks without holding them. All chunks must have the same
+    number of columns; ``ValueError`` otherwise, naming the chunk.
+    """
+    import os
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="pdpkit-rows-", suffix=".f8", dir=directory)
+    ys: list[np.ndarray] = []
+    n = 0
+    d = None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for i, (Xc, yc) in enumerate(chunks):
+                Xc = np.ascontiguousarray(Xc, dtype=np.float64)
+                yc = np.asarray(yc).ravel()
+                if Xc.ndim != 2 or (d is not None and Xc.shape[1] != d) or yc.shape[0] != Xc.shape[0]:
+                    raise ValueError(f"chunk {i} has shape {Xc.shape} with {yc.shape[0]} labels; every chunk "
+                                     f"needs the same columns ({d}) and one label per row")
+                d = Xc.shape[1]
+                fh.write(Xc.tobytes())
+                ys.append(yc)
+                n += Xc.shape[0]
+        if d is None or n == 0:
+            raise ValueError("chunks must hold at least one row")
+        X = np.memmap(path, dtype=np.float64, mode="r", shape=(n, d))
+    finally:
+        os.unlink(path)  # the mapping keeps the data; nothing is left behind
+    return X, np.concatenate(ys)
+
+
 # ------------------------------------------------------------ data checks, by blocks
 def _k_check(Xe: np.ndarray, yc: Any, off: int, loss: Any, yname: str) -> tuple:
     """(all finite, largest squared row norm, its row) of a block; the block's labels are checked."""

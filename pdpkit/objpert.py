@@ -287,9 +287,12 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     Parameters
     ----------
     X : array_like, shape (n, d)
-        Features (finite).
+        Features (finite): a numpy array, a ``numpy.memmap`` or a Dask array (with the
+        ``dask`` extra). The rows are read block by block, never copied: extra memory
+        :math:`O(d^2 + \text{block} \cdot d)`; on a Dask array every pass is a tree
+        reduction over its chunks on the workers.
     y : array_like, shape (n,)
-        Labels in the loss's domain (``loss.check_labels``).
+        Labels in the loss's domain (``loss.check_labels``); a Dask array with ``X``.
     loss : str or GLMLoss
         A loss from :mod:`pdpkit.losses` or its name.
     lam : float
@@ -422,7 +425,9 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
     theta : array_like, shape (..., d)
         Points at which to evaluate the density.
     X, y, loss, lam, sigma
-        As in :func:`objpert_fit`.
+        As in :func:`objpert_fit`. Small data are evaluated for many points at once (blocks
+        of points sized by :math:`\max(nd, d^2)`); large, memmapped or Dask data by one pass
+        per point.
 
     Returns
     -------
@@ -741,12 +746,13 @@ def objpert_hessian(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> np.nda
         The fit.
     X, y : array_like
         The data set it was fitted on (checked: ``ValueError`` if the perturbed gradient at
-        ``result.theta`` is not zero on it, as in :func:`ex_post_pdp`).
+        ``result.theta`` is not zero on it, as in :func:`ex_post_pdp`); numpy, memmap or Dask
+        arrays, read by blocks.
 
     Returns
     -------
     numpy.ndarray, shape (d, d)
-        The symmetric positive definite :math:`H` (float64, formed by one blocked SYRK pass).
+        The symmetric positive definite :math:`H` (float64, formed by SYRK on blocks of rows in one pass).
     """
     H = _fitted_data(result, X, y, want_h=True)[3]
     return np.triu(H) + np.triu(H, 1).T
@@ -773,9 +779,9 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
     It is a function of the data and the output: publishing it is *not* private (that is
     what the privacy report is for).
 
-    One Cholesky factor of :math:`H` (the fit's, if present) and one triangular inverse; the
-    targets are processed in cache-sized blocks with one matrix product each, no Python loop
-    over targets. :math:`b` is recomputed as :math:`-\nabla J(\hat\theta^P; D)` (exact for the
+    One Cholesky factor of :math:`H` (the fit's, if present; otherwise :math:`H` is formed in
+    the same pass over the data as the gradient) and one triangular inverse; the targets are
+    processed in cache-sized blocks with one matrix product each, no Python loop over targets. :math:`b` is recomputed as :math:`-\nabla J(\hat\theta^P; D)` (exact for the
     released point), and a ``ValueError`` is raised if ``X, y`` are not the fitted data.
 
     Parameters
@@ -783,16 +789,19 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
     result : ObjPertResult
         The fit.
     X, y : array_like
-        The data set :math:`D` it was fitted on.
+        The data set :math:`D` it was fitted on (numpy, memmap or Dask arrays, read by blocks).
     target_x : array_like, shape (m, d) or (d,)
-        Target feature vectors.
+        Target feature vectors (also a memmap or a Dask array: one value per row, computed
+        block by block, gathered as a numpy array).
     target_y : array_like, shape (m,) or scalar
         Target labels.
     member : bool or array of bool, shape (m,)
         ``True``: :math:`z \in D`, neighbour :math:`D \setminus \{z\}`;
         ``False``: :math:`z \notin D`, neighbour :math:`D \cup \{z\}`. Every target with
-        ``member=True`` must be a record of ``(X, y)`` (exact equality of the row and its label,
-        checked for all targets at once: a sort of the records' hashes, then exact comparison); ``ValueError`` naming
+        ``member=True`` must be a record of ``(X, y)`` (exact equality of the row and its label:
+        the data themselves in order are recognised by one blockwise comparison; otherwise the
+        targets' record hashes are sorted, one pass over the data finds the candidates, and each
+        is compared exactly; memory :math:`O(m + \text{block})`); ``ValueError`` naming
         ``target_x`` and the first offending index otherwise.
     signed : bool
         Return the signed log-ratio :math:`\log p_D - \log p_{D\pm z}` instead of its absolute value.

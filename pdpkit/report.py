@@ -520,7 +520,10 @@ class PrivacyReport:
         Parameters
         ----------
         target_x : array_like, shape (m, d) or (d,)
+            Targets' feature rows (as fitted: with the intercept column when there is one);
+            a memmap or a Dask array is read block by block (one bound per row, gathered).
         target_y : array_like, shape (m,) or scalar
+            Targets' labels.
         uniform : bool or "domain"
             ``False``: for each target separately. ``True``: jointly for all the given targets
             (Prop 15, union bound: :math:`r/(2m)` in the quantile). ``"domain"``: jointly for
@@ -747,7 +750,8 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
     fit : ObjPertResult
         From :func:`pdpkit.objpert.objpert_fit` (its non-public fields are not used).
     X, y : array_like
-        The data set it was fitted on.
+        The data set it was fitted on: numpy, memmap or Dask arrays, read by blocks (the
+        gradient and the Hessian at the released point in one pass; no copy of ``X``).
     method : {"adaptive", "data-dependent", "data-independent"}
     rho : float
         Total failure probability per target, in (0, 1) (:func:`rho_parts`).

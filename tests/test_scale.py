@@ -107,6 +107,20 @@ def test_member_matching_in_another_order_by_blocks():
         objpert.ex_post_pdp(fit, X, y, bad, y[perm], member=True)
 
 
+def test_spooled_chunks_fit_like_the_array(tmp_path):
+    from pdpkit._solver import _spool_chunks
+
+    X, y = _data(3000, 4, seed=8)
+    Xs, ys = _spool_chunks(((X[s:s + 700], y[s:s + 700]) for s in range(0, 3000, 700)), directory=tmp_path)
+    assert isinstance(Xs, np.memmap) and not any(tmp_path.iterdir())  # nothing left on disk
+    np.testing.assert_array_equal(Xs, X)
+    a = ObjPertClassifier(random_state=1).fit(X, y)
+    b = ObjPertClassifier(random_state=1).fit(Xs, ys)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="chunk 1"):
+        _spool_chunks([(X[:5], y[:5]), (X[:5, :3], y[:5])], directory=tmp_path)
+
+
 def test_passes_are_counted_and_few():
     X, y = _data(64_000, 10, seed=7)
     _ROWS_READ[0] = 0

@@ -189,6 +189,27 @@ def one(backend: str, n: int) -> dict:
     return out
 
 
+def expost(n: int) -> dict:
+    """ex_post_pdp of every row: member=False, member=True in order, member=True in another order."""
+    from pdpkit.objpert import ex_post_pdp, objpert_fit
+
+    X = np.empty((n, D))
+    y = np.empty(n)
+    _fill(X, y)
+    fit = objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=0, keep_hessian=True)
+    perm = np.random.default_rng(1).permutation(n)
+    Xp, yp = X[perm], y[perm]
+    out = {"n": n}
+    for name, args in (("nonmember", (X, y, False)), ("member", (X, y, True)), ("member_perm", (Xp, yp, True))):
+        base = _status("RssAnon:")
+        with _AnonPeak() as peak:
+            t0 = time.perf_counter()
+            ex_post_pdp(fit, X, y, args[0], args[1], member=args[2])
+            out[name] = time.perf_counter() - t0
+        out[name + "_extra"] = (peak.peak - base) / X.nbytes
+    return out
+
+
 def _child(backend: str, n: int, timeout: float) -> dict | None:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PDPKIT_PROGRESS="0")
     try:
@@ -220,7 +241,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--one", nargs=2, metavar=("BACKEND", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv or [])
     if args.one:
-        print(json.dumps(one(args.one[0], int(float(args.one[1])))), flush=True)
+        n = int(float(args.one[1]))
+        print(json.dumps(expost(n) if args.one[0] == "expost" else one(args.one[0], n)), flush=True)
         return
     runs = [("numpy", 10**6)]
     if args.full:
@@ -232,6 +254,13 @@ def main(argv: list[str] | None = None) -> None:
         if r is not None:
             results.append(r)
             print(_line(r), flush=True)
+    e = _child("expost", 10**6, args.timeout)
+    if e is not None:
+        print(f"[scale] ex_post_pdp all 1e6 rows d={D}: member=False {e['nonmember']:.2f} s "
+              f"(+{e['nonmember_extra']:.2f} X) | member=True in order {e['member']:.2f} s "
+              f"(+{e['member_extra']:.2f} X, ratio {e['member'] / e['nonmember']:.2f}) | member=True permuted "
+              f"{e['member_perm']:.2f} s (+{e['member_perm_extra']:.2f} X, ratio "
+              f"{e['member_perm'] / e['nonmember']:.2f}; goal <= 1.5)", flush=True)
     nump = {r["n"]: r for r in results if r["backend"] == "numpy"}
     if 10**6 in nump and 10**7 in nump:
         e = np.log10(nump[10**7]["time_s"] / nump[10**6]["time_s"])

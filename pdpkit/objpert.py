@@ -74,7 +74,7 @@ from ._solver import (
     _map_rows,
     _solve,
 )
-from ._validation import _records
+from ._validation import _HASH_MULT
 from .losses import GLMLoss
 
 __all__ = [
@@ -598,7 +598,7 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     M[:, d + 1] = b
     uniform = bool(mem[0]) if m and (mem.all() or not mem.any()) else None
     out = _map_rows(trows, ty, _k_expost, (loss, M, result.sigma ** 2, mem if uniform is None else uniform), ncols=4)
-    log_det, grad_sq, cross, mu_all = (np.ascontiguousarray(out[:, j]) for j in range(4))
+    log_det, grad_sq, cross, mu_all = (out[:, j] for j in range(4))
     for name, arr in (("log_det", log_det), ("grad_sq", grad_sq), ("cross", cross)):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"ex-post pDP term {name} is not finite (overflow); target_x is too large")
@@ -639,14 +639,24 @@ def _k_expost(Xe: np.ndarray, yc: np.ndarray, off: int, loss: GLMLoss, M: np.nda
     return out
 
 
-def _k_hash(Xe: np.ndarray, yc: np.ndarray, off: int) -> np.ndarray:
-    return _records(Xe, yc)[1]
+def _row_hash(Xe: np.ndarray, yc: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each record (x_i, y_i) of a block, row-major (-0.0 read as 0.0)."""
+    d = Xe.shape[1]
+    W = (Xe + 0.0).view(np.uint64)
+    H = W ^ (W >> np.uint64(31))
+    H *= _HASH_MULT[np.arange(d) % _HASH_MULT.size]  # wraps modulo 2**64
+    h = H.sum(axis=1, dtype=np.uint64)
+    wy = (np.asarray(yc, dtype=np.float64) + 0.0).view(np.uint64)
+    h += (wy ^ (wy >> np.uint64(31))) * _HASH_MULT[d % _HASH_MULT.size]
+    return h
 
 
 def _k_hits(Xe: np.ndarray, yc: np.ndarray, off: int, hs: np.ndarray) -> list:
     """[(position in the sorted target hashes, data row)] for the block's records whose hash is a target's."""
-    h = _records(Xe, yc)[1]
-    pos = np.searchsorted(hs, h)
+    h = _row_hash(Xe, yc)
+    o = np.argsort(h)
+    pos = np.empty(h.size, dtype=np.intp)
+    pos[o] = np.searchsorted(hs, h[o])  # sorted queries walk the sorted hashes once (cache-friendly)
     pos_c = np.minimum(pos, max(hs.size - 1, 0))
     hit = (pos < hs.size) & (hs[pos_c] == h) if hs.size else np.zeros(h.size, dtype=bool)
     i = np.flatnonzero(hit)
@@ -693,7 +703,7 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) 
     k = trows.block_rows
     for s in range(0, idx.size, k):
         j = idx[s:s + k]
-        hT[s:s + k] = _records(trows.effective(trows.X[j]), ty[j])[1]
+        hT[s:s + k] = _row_hash(trows.effective(trows.X[j]), ty[j])
     order = np.argsort(hT, kind="stable")
     hs = hT[order]
     hits = _map_reduce(rows, y, _k_hits, (hs,), combine=lambda a, b: a + b)
@@ -703,7 +713,8 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) 
         drow = np.concatenate([h[1] for h in hits])
         # equal-hash runs: a data row is compared with every target of its run
         lo = pos
-        hi = np.searchsorted(hs, hs[pos], side="right")
+        run_end = np.searchsorted(hs, hs, side="right")  # end of each equal-hash run
+        hi = run_end[pos]
         ycon = y if not _is_dask(y) else None
         for s in range(0, pos.size, k):
             sl = slice(s, s + k)
@@ -716,12 +727,12 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) 
             else:
                 Xd = rows.effective(rows.X[dr])
                 yd = ycon[dr]
-            WD = _records(Xd, yd)[0]
             for off in range(int(np.max(hi[sl] - lo[sl]))):
                 t = np.minimum(lo[sl] + off, hi[sl] - 1)
                 tj = order[t]
-                WT = _records(trows.effective(trows.X[idx[tj]]), ty[idx[tj]])[0]
-                ok = np.all(WD == WT, axis=0) & (lo[sl] + off < hi[sl])
+                Xt = trows.effective(trows.X[idx[tj]])
+                # exact comparison of the values (finite: -0.0 equals 0.0, as in the hash)
+                ok = np.all(Xd == Xt, axis=1) & (yd == ty[idx[tj]]) & (lo[sl] + off < hi[sl])
                 found[tj[ok]] = True
     if not np.all(found):
         j = int(idx[np.flatnonzero(~found)[0]])

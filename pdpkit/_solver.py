@@ -504,7 +504,7 @@ _SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^
 _CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
 
 
-def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
+def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
     r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
 
     Every evaluation is one pass over the rows (:func:`_evaluate`: objective, gradient and,
@@ -541,7 +541,7 @@ def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, th
         w_sub = weight * n / rows_sub.n
     if theta0 is None and warm:
         try:
-            theta0 = _newton(rows_sub, y_sub, loss, lam, b, 0.0, 50, method, weight=w_sub,
+            theta0 = _newton_rows(rows_sub, y_sub, loss, lam, b, 0.0, 50, method, weight=w_sub,
                              warm_move=_CHORD_DRIFT)[0]
         except _NoConvergence:  # pragma: no cover - a warm start is optional
             theta0 = None
@@ -610,6 +610,14 @@ def _newton(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, th
                 drift = math.inf  # refresh the factorization at the next step
         forced = drift > _CHORD_DRIFT
     return theta, gnorm, n_iter, H
+
+
+def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None):
+    """:func:`_newton_rows` on an in-memory array, returning (theta, margins, f'' at theta, gradient norm, iterations)."""
+    theta, gnorm, n_iter, _H = _newton_rows(_as_rows(X), y, loss, lam, b, grad_tol, max_iter, method, weight=weight,
+                                            theta0=theta0)
+    z = X @ theta
+    return theta, z, loss._d1_d2(z, y)[1], gnorm, n_iter
 
 
 def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0):
@@ -817,7 +825,7 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
             if method == "closed-form":
                 theta, gnorm, H = _closed_form_squared(rows, y, loss, lam, b, target, theta0=theta)
             else:
-                theta, gnorm, it, H = _newton(rows, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
+                theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
                                               theta0=theta)
                 n_iter += it
             if not certify:

@@ -739,11 +739,17 @@ def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray)
             ev = ev + 2.0 * _U * (np.abs(z) + np.abs(ycc))
         E += Ac.T @ (curv * dz + ev)
         nb += 1
-    return (acc, A, E, nb, min(k, Xe.shape[0]))
+    hi = acc.astype(np.float64)
+    # the long-double sum travels as two float64 words (portable between machines whose long
+    # double differs), with the unit roundoff of the machine that formed it
+    return (hi, (acc - hi).astype(np.float64), A, E, nb, min(k, Xe.shape[0]), _U_LONG)
 
 
 def _comb_cert(a: tuple, b: tuple) -> tuple:
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], max(a[4], b[4]))
+    s = (a[0].astype(np.longdouble) + a[1]) + (b[0].astype(np.longdouble) + b[1])
+    hi = s.astype(np.float64)
+    return (hi, (s - hi).astype(np.float64), a[2] + b[2], a[3] + b[3], a[4] + b[4], max(a[5], b[5]),
+            max(a[6], b[6], _U_LONG))
 
 
 def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray,
@@ -761,7 +767,9 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
     :math:`2u(|z| + |y|)`); the sum over rows
     :math:`\sum_i f'_i x_i` runs in long double (error :math:`\le\gamma^{\rm long}_{k+B}\sum_i|x_{ij}||f'_i|`
     for blocks of at most :math:`k` rows and :math:`B` blocks summed in any order: one after
-    another in a process, or as a tree of partial sums across Dask workers), and the final
+    another in a process, or as a tree of partial sums across Dask workers; the partial sums
+    travel as two float64 words and the bound takes the coarsest long double among the machines
+    that summed, so a cluster whose workers' long double is only float64 stays rigorous), and the final
     additions in float64. The rows are read block by block (the rows the model is fitted on,
     intercept and clipping included: :class:`_Rows`). Every bound is per coordinate, in
     absolute values, inflated by 1 % for the rounding of the bound itself.
@@ -770,12 +778,13 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
     n, d = rows.shape
     beta = loss.smoothness
     if n == 0:
-        acc, A, E, blocks, k = np.zeros(d, dtype=np.longdouble), np.zeros(d), np.zeros(d), 0, 1
+        hi, lo, A, E, blocks, k, u_long = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d), 0, 1, _U_LONG
     else:
-        acc, A, E, blocks, k = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
-    S = acc.astype(np.float64)
+        hi, lo, A, E, blocks, k, u_long = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
+    u_long = max(u_long, _U_LONG)  # the coarsest long double among the machines that summed
+    S = hi + lo
     g = S + lam * theta + b
-    err = (_gamma(max(k, 1) + blocks + 1, _U_LONG) * A + _U * np.abs(S) + E
+    err = (_gamma(max(k, 1) + blocks + 1, u_long) * A + _U * np.abs(S) + E
            + 3.0 * _U * (np.abs(S) + np.abs(lam * theta) + np.abs(b)))
     if not (math.isfinite(beta) and np.all(np.isfinite(err))):  # pragma: no cover
         return g, math.inf

@@ -185,3 +185,15 @@ def test_dask_estimators_equal_numpy(client):
     r = ObjPertRegressor(epsilon=1.0, delta=1e-6, random_state=2, row_norm="clip").fit(Xd * 2, yd)
     r0 = ObjPertRegressor(epsilon=1.0, delta=1e-6, random_state=2, row_norm="clip").fit(X * 2, y)
     np.testing.assert_allclose(r.coef_, r0.coef_, rtol=0, atol=1e-10)
+
+
+def test_certificate_partials_carry_their_machines_roundoff():
+    # a worker whose long double is float64 (unit roundoff 2^-53) must loosen the bound of the whole sum
+    from pdpkit import _solver
+
+    X, y = _data(500, 3, seed=4)
+    part = _solver._k_cert(X, y, 0, LOGISTIC, np.ones(3))
+    coarse = (*part[:6], 2.0 ** -53)
+    assert _solver._comb_cert(part, coarse)[6] == 2.0 ** -53
+    hi, lo = _solver._comb_cert(part, part)[:2]
+    np.testing.assert_allclose(hi + lo, 2 * (part[0] + part[1]), rtol=1e-15)

@@ -229,6 +229,15 @@ def leverage_scores_nonprivate(X: ArrayLike, *, lam: float, target_x: ArrayLike 
     :math:`\mu = x^\top H^{-1}x` of the targets. Sherman–Morrison links them:
     :math:`x^\top(H + xx^\top)^{-1}x = \mu/(1+\mu)` and :math:`x^\top(H - x_ix_i^\top)^{-1}x_i = h_i/(1-h_i)`.
     One Cholesky and one triangular solve for all of them.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    target_x : array_like, optional
+        Features x of the target record z.
     """
     X = as_finite_array(X, "X", ndim=2)
     lam, _ = _check_lam_gamma(lam)
@@ -516,6 +525,10 @@ def ops_pdp_delta(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Arr
     eps : float ≥ 0
     member : bool or bool array (m,)
         True: the target is a row of (X, y) (neighbour D − z, checked); False: a newcomer.
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
     """
     direction = _check_direction(direction)
     eps = float(check_nonnegative(eps, "eps"))
@@ -536,6 +549,25 @@ def ops_pdp_epsilon(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: A
     One Cholesky and one triangular solve for all targets; ``inf`` when removing a
     member leaves :math:`H - xx^\top` singular (in-sample leverage ≥ 1 − 1e-10).
     Not private (a function of the data).
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
     """
     direction = _check_direction(direction)
     delta = float(check_probability(delta, "delta"))
@@ -554,6 +586,23 @@ def ops_pdp_rdp(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Array
     :math:`s_\alpha^2 \le 0`: for :math:`D_\alpha(P_S\|P_{S+z})` this happens when
     :math:`\alpha \ge 1 + 1/\mu` (the smaller set's posterior is wider). Exact for OPS by
     the reduction to :math:`x^\top\theta`. Not private.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
     """
     direction = _check_direction(direction)
     alpha_a = as_finite_array(alpha, "alpha")
@@ -573,6 +622,19 @@ def ops_ex_post_pdp(result: OPSResult, X: ArrayLike, y: ArrayLike, target_x: Arr
     :func:`ops_fit` on (X, y) (its ``lam`` and ``gamma`` are used); for ``size=k`` the
     result has shape (k, m). ``inf`` for a member whose removal leaves H singular.
     Not private.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
     """
     if not isinstance(result, OPSResult):
         raise TypeError(f"result must be an OPSResult from ops_fit; got {type(result).__name__}")
@@ -641,6 +703,25 @@ def ops_pdp_bound(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Arr
     :math:`r' = r/(1+\mu)`, (4.4) is (4.3) with the first term replaced by
     :math:`\tfrac12|\log(1+\mu) - \gamma\mu r^2/(1+\mu)^2|` and the others shrunk.
     ``inf`` for a member whose removal leaves H singular. Not private.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
     """
     if form not in ("printed", "corrected"):
         raise ValueError(f"form must be 'printed' or 'corrected'; got {form!r}")
@@ -715,6 +796,19 @@ def ops_dp_epsilon(delta: ArrayLike, *, n: int, lam: float, gamma: float, x_boun
     :math:`a = r_{\max}\sqrt\gamma\max_{\mu\le\mu_{\max}}\sqrt\mu/(1+\mu)` — the corner
     (largest leverage, largest residual) when :math:`\mu_{\max} \le 1`. That value is
     returned (tight δ(ε) inverted, Def 2.2 both directions). Data-independent.
+
+    Parameters
+    ----------
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n : int
+        Number of records n.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    y_bound : float, default 1.0
+        Public bound on |y|.
     """
     n, lam, x_bound, y_bound, lam_min = _check_dp_args(n, lam, x_bound, y_bound, lam_min)
     gamma = float(check_positive(gamma, "gamma"))
@@ -733,6 +827,19 @@ def ops_gamma_for_dp(eps: float, delta: float, *, n: int, lam: float, x_bound: f
     :math:`\gamma \to 0` leaves δ(ε) > δ, no γ works: ``ValueError`` (raise ``lam`` or
     ``lam_min``). The largest feasible a is found by bisection on δ(ε; a), increasing
     in a; the returned γ is re-checked with :func:`ops_dp_epsilon`.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n : int
+        Number of records n.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    y_bound : float, default 1.0
+        Public bound on |y|.
     """
     n, lam, x_bound, y_bound, lam_min = _check_dp_args(n, lam, x_bound, y_bound, lam_min)
     eps = float(check_positive(eps, "eps"))
@@ -816,7 +923,15 @@ class AdaOPSResult:
 
 
 def adaops_budget(eps: float, delta: float) -> AdaOPSBudget:
-    """The fixed split used by :func:`adaops_fit`: ε/2 + ε/2 and δ/4 + δ/4 + δ/2."""
+    """The fixed split used by :func:`adaops_fit`: ε/2 + ε/2 and δ/4 + δ/4 + δ/2.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    """
     return AdaOPSBudget(eps_lambda=eps / 2, delta_lambda=delta / 4, delta_fail=delta / 4, eps_ops=eps / 2,
                         delta_ops=delta / 2)
 
@@ -848,6 +963,19 @@ def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: f
     ``ValueError`` naming ``kappa`` when the leverage bound :math:`d\kappa/n_{\rm public}` alone
     exceeds the OPS budget (checked before the data are touched); no θ is ever
     released without its guarantee.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     X, y = _check_xy(X, y)
     eps = float(check_positive(eps, "eps"))
@@ -920,6 +1048,25 @@ def erm_per_instance_shift_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GL
     :math:`x^\top\hat\theta(D)` and :math:`\mu = x^\top H^{-1}x`. Exact for the squared loss.
     Returns shape (m, d) ((d,) for one target); rows are ``inf`` where a removal
     leaves the Hessian singular. ``progress``: a bar over the exact refits (one per target).
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
     """
     from . import objpert
     from .losses import get_loss
@@ -983,6 +1130,13 @@ def pdp_generalization_bound(eps: ArrayLike, delta: ArrayLike) -> float:
     :math:`\varepsilon'\delta''`): chaining :math:`A(W+z') \to A(W) \to A(W+z'')` with the
     two orders of Def 2.2 gives :math:`E f \le e^{\varepsilon'+\varepsilon''}E' f + e^{\varepsilon'}\delta'' + \delta'`.
     The expectations are replaced by the table's averages (a plug-in estimate).
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     e = check_nonnegative(eps, "eps")
     if e.ndim != 2 or e.size == 0:

@@ -332,6 +332,17 @@ def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, n
     :math:`nG_2` when the losses are summed, and under add/remove :math:`n` is private, so
     ``n_max`` — a public upper bound on the number of examples — is required (pass
     ``n_max=1`` with the summed constant as ``G2`` if that is what you have).
+
+    Parameters
+    ----------
+    G0 : float
+        Lipschitz constant G₀ of the loss in θ (a bound on the per-record gradient norm).
+    n_max : float
+        Public upper bound on the number of records (n itself is private under add/remove).
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
     """
     e = as_finite_array(eig_min, "eig_min")
     G0, G2, lam, tau = _smooth_constants(G0, G2, lam, n_max, neighbours)
@@ -651,6 +662,17 @@ def smooth_lambda_min_recursion(*, G0: float, G1: float, G2: float, n_max: float
     (then :math:`R = 0`), :math:`G_2^\Sigma = n_{\max}G_2`: ``G2`` and the required ``n_max``
     as in :func:`smooth_parameter_change_bound`.
     Nondecreasing, so Prop 6.1 applies.
+
+    Parameters
+    ----------
+    G0 : float
+        Lipschitz constant G₀ of the loss in θ (a bound on the per-record gradient norm).
+    n_max : float
+        Public upper bound on the number of records (n itself is private under add/remove).
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
     """
     G1 = float(check_nonnegative(G1, "G1"))
     G0, G2, lam, tau = _smooth_constants(G0, G2, lam, n_max, neighbours)

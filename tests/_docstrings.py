@@ -100,8 +100,9 @@ def undocumented(module_name: str) -> tuple[list[str], list[str]]:
                     continue
                 func = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
                 if inspect.isfunction(func):
-                    check_summary(f"{qual}.{mname}", func.__doc__)
-                    check(f"{qual}.{mname}", func, _section(func.__doc__, ("Parameters", "Other Parameters")))
+                    doc = inspect.getdoc(getattr(obj, mname))  # autodoc shows an inherited docstring
+                    check_summary(f"{qual}.{mname}", doc)
+                    check(f"{qual}.{mname}", func, _section(doc, ("Parameters", "Other Parameters")))
         elif inspect.isfunction(obj):
             if obj.__module__ != module_name:
                 continue

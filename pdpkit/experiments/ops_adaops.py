@@ -71,6 +71,15 @@ def anisotropic_regression(n: int, *, d: int, cond: float = 1.0, noise: float = 
     draw with :math:`s_j` geometric from 1 down to :math:`1/\sqrt{\text{cond}}`;
     :math:`\theta_0 \sim \mathcal N(0, I_d)`; :math:`y_i = x_i^\top\theta_0 + \text{noise}\,\xi_i`,
     clipped to :math:`[-1, 1]` when ``clip`` (the source's Fig 1 recipe). Returns ``(X, y, theta0)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     rng = as_generator(rng)
     scales = np.geomspace(1.0, 1.0 / np.sqrt(cond), d)
@@ -82,7 +91,7 @@ def anisotropic_regression(n: int, *, d: int, cond: float = 1.0, noise: float = 
 
 @dataclass(frozen=True)
 class NoiseShapePdp:
-    """Members' pDP under one noise shape: tight (``exact``) and eq. (3.3) (``printed``)."""
+    """Members' pDP under one noise shape: tight (``exact``) and equation (3.3) (``printed``)."""
 
     exact: np.ndarray
     printed: np.ndarray
@@ -101,6 +110,17 @@ def noise_shape_pdp(X: np.ndarray, y: np.ndarray, *, lam: float, noise_mse: floa
     :func:`~pdpkit.gaussian.gaussian_epsilon` of it; ``printed`` is eq. (3.3)'s
     :math:`\norm{v_i}_A\sqrt{\log(1.25/\delta)}` (γ = 1 here). ``A`` is held fixed, as Lemma
     2.4 requires. One Cholesky, one triangular solve for all members.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    y : numpy.ndarray
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     X = np.asarray(X, float)
     y = np.asarray(y, float)
@@ -156,6 +176,21 @@ def output_perturbation_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: fl
     (rows in the unit ball, :math:`|y| \le 1`). Members: the tight Gaussian ε at each member's
     exact removal sensitivity (:func:`~pdpkit.output_perturbation.ridge_removal_sensitivity_nonprivate`)
     on a synthetic data set (:func:`anisotropic_regression` with cond = 1).
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    d : int
+        Dimension d (number of features).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     rng = as_generator(rng)
     dp, members = [], []
@@ -197,6 +232,17 @@ def ops_vs_gamma(X: np.ndarray, y: np.ndarray, gammas: Sequence[float], *, lam: 
       :math:`B = \sqrt n/(2\sqrt\lambda)` (which holds every ridge solution on bounded data):
       the exponential mechanism's :math:`\gamma(1 + B)^2/2` for add/remove neighbours
       (derived in the chapter).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    y : numpy.ndarray
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     X = np.asarray(X, float)
     y = np.asarray(y, float)
@@ -241,6 +287,21 @@ def ops_mse_check(X: np.ndarray, theta0: np.ndarray, *, sigma: float, lam: float
     :math:`\sigma^2\operatorname{tr}(H^{-1}X^\top XH^{-1}) + \operatorname{tr}(H^{-1})/\gamma
     + \lambda^2\norm{H^{-1}\theta_0}^2` and the printed
     :math:`\sigma^2\operatorname{tr}(H^{-1})(1 + \gamma^{-1}) + \lambda^2\norm{H^{-1}\theta_0}^2`.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    reps : int
+        Repetitions per point of the sweep.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     rng = as_generator(rng)
     X = np.asarray(X, float)
@@ -266,6 +327,23 @@ def members_pdp_scaling(ns: Sequence[int], conds: Sequence[float], *, d: int, ga
     is the exact pDP of member i (:func:`~pdpkit.ops.ops_pdp_epsilon`, ``member=True``).
     Returns an array of shape (len(ns), len(conds)); the proposition says it is O(1) and
     does not depend on the condition number.
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    d : int
+        Dimension d (number of features).
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     rng = as_generator(rng)
     out = np.empty((len(ns), len(conds)))
@@ -309,6 +387,19 @@ def accuracy_table(eps: float, delta: float, *, n: int, d: int, seeds: Sequence[
 
     Data: :func:`anisotropic_regression` (unit rows, clipped y); test set of ``n_test`` from
     the same model.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    seeds : Sequence[int]
+        Seeds, one per repetition.
     """
     methods = ("OLS (not private)", "AdaOPS", "OPS, fixed λ", "output perturbation")
     gamma_fixed = float(ops_gamma_for_dp(eps, delta, n=n, lam=lam_fixed))
@@ -357,6 +448,21 @@ def generalization_gap(n: int, *, d: int, lam: float, gamma: float, delta: float
     :func:`~pdpkit.ops.pdp_generalization_bound` (Prop 2.9) on the table of exact pDP
     :math:`\eps(W, z)` (:func:`~pdpkit.ops.ops_pdp_epsilon`, ``member=False``) of the fresh
     targets relative to :math:`W` = the first n − 1 records, at a fixed δ.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     rng = as_generator(rng)
     gaps = np.empty(datasets)

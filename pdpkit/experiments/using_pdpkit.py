@@ -19,6 +19,17 @@ def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta
     r"""Mean test accuracy of :class:`pdpkit.estimators.ObjPertClassifier` at each ε, over the seeds ``0, 1, …, seeds - 1``.
 
     Returns ``{"eps": ..., "accuracy": ..., "std": ...}`` (standard deviation over seeds).
+
+    Parameters
+    ----------
+    eps : Sequence[float]
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    seeds : int, default 2
+        Seeds, one per repetition.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
     """
     eps = np.asarray(eps, dtype=float)
     acc = np.empty((eps.size, seeds))

@@ -191,7 +191,7 @@ def objpert_log_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, sigm
     eps : array_like
         ε of the (ε, δ) guarantee, in nats.
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -302,7 +302,7 @@ def objpert_epsilon(delta: ArrayLike, *, L: float, beta: float, lam: float, sigm
     delta : array_like
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -369,7 +369,7 @@ def objpert_sigma(eps: float, delta: float, *, L: float, beta: float, lam: float
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -436,7 +436,7 @@ def objpert_lambda(eps: float, delta: float, *, L: float, beta: float, sigma: fl
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     sigma : float
@@ -522,7 +522,7 @@ def objpert_calibrate(eps: float, delta: float, *, L: float, beta: float, f: flo
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     f : float, default 1.3
@@ -576,7 +576,7 @@ def objpert_rdp(alpha: ArrayLike, *, L: float, beta: float, lam: float, sigma: f
     alpha : array_like
         Rényi order α ≥ 1.
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -689,7 +689,7 @@ def objpert_epsilon_rdp(delta: float, *, L: float, beta: float, lam: float, sigm
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -731,6 +731,13 @@ class ObjPertDominatingPair:
     where :math:`P` has none (privacy loss :math:`-\infty`). The privacy loss
     :math:`\log p/q = c + a t` is exactly the dominating variable :math:`Y`, so
     :math:`H_{e^\varepsilon}(P\|Q)` is :func:`objpert_delta` for every ε.
+
+    Attributes
+    ----------
+    eps0 : float
+        The constant ε₀ of the dominating privacy loss :math:`Y = \varepsilon_0 + a^2/2 + a|Z|` (module docstring).
+    a : float
+        The slope a = L/σ of Y in :math:`|Z|`.
     """
 
     eps0: float
@@ -787,7 +794,7 @@ def objpert_dominating_pair(*, L: float, beta: float, lam: float, sigma: float,
     Parameters
     ----------
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -828,7 +835,7 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
     Parameters
     ----------
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -839,6 +846,8 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     value_discretization_interval : float, default 0.0001
         Discretization interval of dp_accounting's privacy-loss distribution (smaller: tighter and slower).
+    tail_mass : float, default 1e-15
+        Probability mass of the profile's tail that dp_accounting may truncate (added to δ pessimistically).
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
@@ -888,7 +897,7 @@ def objpert_delta_composed(eps: ArrayLike, *, k: int, L: float, beta: float, lam
     k : int
         Number of adaptive compositions k ≥ 1.
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -948,7 +957,7 @@ def objpert_rdp_nonglm(alpha: ArrayLike, *, L: float, beta: float, lam: float, s
     alpha : array_like
         Rényi order α ≥ 1.
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -1020,7 +1029,7 @@ def objpert_delta_nonglm(eps: ArrayLike, *, L: float, beta: float, lam: float, s
     eps : array_like
         ε of the (ε, δ) guarantee, in nats.
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -1136,7 +1145,7 @@ def objpert_output_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, s
     eps : array_like
         ε of the (ε, δ) guarantee, in nats.
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -1164,7 +1173,7 @@ def objpert_output_epsilon(delta: float, *, L: float, beta: float, lam: float, s
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -1214,7 +1223,7 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     L : float
-        Lipschitz bound L ≥ |f'| of the GLM loss.
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     mu : float

@@ -83,7 +83,7 @@ class ClippedGLMLoss:
     loss : str | GLMLoss
         The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
     C : float
-        Clipping bound C of the derivative: the clipped loss has |f_C'| ≤ C/r for rows of norm r.
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
     norm_bound : float, default 1.0
         Public bound R on the Euclidean norm of every feature row.
     """
@@ -147,6 +147,8 @@ class ClippedGLMLoss:
             Score t = xᵀθ (array; broadcast against ``y``).
         y : array_like
             Labels, one per row of ``X`` (±1 for classification, real for regression).
+        row_norm : array_like
+            Norm r = ‖x‖ of each row (the clipping threshold on f' is C/r).
         """
         t, y, r = self._prepare(t, y, row_norm)
         uL, uH = self._bounds(y, r)
@@ -168,6 +170,8 @@ class ClippedGLMLoss:
             Score t = xᵀθ (array; broadcast against ``y``).
         y : array_like
             Labels, one per row of ``X`` (±1 for classification, real for regression).
+        row_norm : array_like
+            Norm r = ‖x‖ of each row (the clipping threshold on f' is C/r).
         """
         t, y, r = self._prepare(t, y, row_norm)
         return self._d1_d2(t, y, r)[0]
@@ -181,6 +185,8 @@ class ClippedGLMLoss:
             Score t = xᵀθ (array; broadcast against ``y``).
         y : array_like
             Labels, one per row of ``X`` (±1 for classification, real for regression).
+        row_norm : array_like
+            Norm r = ‖x‖ of each row (the clipping threshold on f' is C/r).
         """
         t, y, r = self._prepare(t, y, row_norm)
         return self._d1_d2(t, y, r)[1]
@@ -198,7 +204,31 @@ class AMPResult:
     r"""Output of :func:`amp_fit`. ``theta`` is the release :math:`\tilde\theta + \mathcal N(0, \sigma_{\rm out}^2 I)`;
     ``grad_norm_nonprivate`` is the perturbed-gradient norm at :math:`\tilde\theta`
     (:math:`\le\tau`; a function of the data and of ``b``: not for publication) and ``n_iter``
-    the number of iterations (data-dependent too); both are left out of the ``repr``."""
+    the number of iterations (data-dependent too); both are left out of the ``repr``.
+
+    Attributes
+    ----------
+    theta : numpy.ndarray
+        The released coefficients: the solver's point plus the output noise.
+    grad_norm_nonprivate : float
+        Norm of the perturbed gradient at the solver's point (≤ τ; data-dependent, not for publication).
+    n_iter : int
+        Number of solver iterations (data-dependent).
+    lam : float
+        Ridge coefficient λ used.
+    sigma : float
+        Standard deviation σ of the objective noise b.
+    sigma_out : float
+        Standard deviation of the output noise.
+    tau : float
+        Gradient-norm tolerance τ of the solver.
+    C : float
+        Clipping threshold C.
+    beta : float, default nan
+        Smoothness bound β of the clipped loss.
+    norm_bound : float, default 1.0
+        Public bound R on the row norms.
+    """
 
     theta: np.ndarray
     grad_norm_nonprivate: float = field(repr=False)
@@ -248,6 +278,12 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     norm_bound : float, default 1.0
         Public bound R on the Euclidean norm of every feature row.
+    clip : float, optional
+        Clipping threshold C (``None``: the loss's own Lipschitz constant; rows must then have norm at most 1).
+    b : array_like, optional
+        The objective noise b to use instead of a fresh draw (for tests and experiments only: a given b carries no guarantee).
+    max_iter : int, default 500
+        Largest number of damped Newton steps before the solver gives up (``RuntimeError``).
     """
     base = _check_loss(loss)
     X, y = _check_data(X, y, base)
@@ -337,7 +373,7 @@ def amp_rdp(alpha: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     alpha : array_like
         Rényi order α ≥ 1.
     C : float
-        Clipping bound C of the derivative: the clipped loss has |f_C'| ≤ C/r for rows of norm r.
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -377,7 +413,7 @@ def amp_delta(eps: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     eps : array_like
         ε of the (ε, δ) guarantee, in nats.
     C : float
-        Clipping bound C of the derivative: the clipped loss has |f_C'| ≤ C/r for rows of norm r.
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -411,7 +447,7 @@ def amp_epsilon(delta: float, *, C: float, beta: float, lam: float, sigma: float
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     C : float
-        Clipping bound C of the derivative: the clipped loss has |f_C'| ≤ C/r for rows of norm r.
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     lam : float
@@ -424,6 +460,8 @@ def amp_epsilon(delta: float, *, C: float, beta: float, lam: float, sigma: float
         Public gradient-norm tolerance τ of the solver (the output noise pays for it).
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    accounting : str, default 'rdp'
+        ``"rdp"`` (Thm 4.1 converted, as the source) or ``"pld"`` (the exact composition of the two profiles).
     """
     delta = float(check_probability(delta, "delta"))
     eps0, a, mu = _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp)
@@ -474,7 +512,7 @@ def amp_calibrate(eps: float, delta: float, *, C: float, beta: float, sigma_out:
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     C : float
-        Clipping bound C of the derivative: the clipped loss has |f_C'| ≤ C/r for rows of norm r.
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
     beta : float
         Smoothness bound β ≥ f'' of the GLM loss.
     sigma_out : float
@@ -485,6 +523,8 @@ def amp_calibrate(eps: float, delta: float, *, C: float, beta: float, sigma_out:
         Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    accounting : str, default 'rdp'
+        ``"rdp"`` (Thm 4.1 converted, as the source) or ``"pld"`` (the exact composition of the two profiles).
     """
     eps = float(check_positive(eps, "eps"))
     delta = float(check_probability(delta, "delta"))
@@ -600,6 +640,13 @@ def poisson_select_mean(grid_size: int, *, prob: float = 0.9) -> float:
     Poisson(μ) number of random candidates and pays for it with the repeat-and-select
     theorem of Papernot & Steinke (2022); μ is chosen so that it makes more attempts than
     the grid has points with probability ``prob`` (μ ≈ 15.41 for 10 points and 0.9).
+
+    Parameters
+    ----------
+    grid_size : int
+        Number of points of the hyper-parameter grid that the non-private search would try.
+    prob : float, default 0.9
+        Probability that the Poisson number of runs exceeds ``grid_size``.
     """
     from scipy import stats
 
@@ -641,6 +688,10 @@ def dpsgd_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, noise_multipli
         Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    clip : float
+        Clipping norm of the per-example gradients.
+    lr : float
+        Learning rate of the Adam updates.
     """
     base = _check_loss(loss)
     X, y = _check_data(X, y, base)

@@ -367,6 +367,10 @@ def lambda_min_lower_bound(lambda_hat: ArrayLike, *, sigma: ArrayLike, rho: Arra
         Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
     rho : array_like
         Failure probability ρ of the high-probability bound, in (0, 1).
+    lambda_hat : array_like
+        The private release of λ_min(H) (Alg 3).
+    floor : float, default 0.0
+        Value below which the bound is not lowered (Alg 4 uses the regularization λ, a certain lower bound).
     """
     lh = as_finite_array(lambda_hat, "lambda_hat")
     sg = check_positive(sigma, "sigma")
@@ -382,6 +386,11 @@ def weyl_bound(H_x: ArrayLike) -> np.ndarray:
     per-instance sensitivity of every eigenvalue, in particular of
     :math:`\lambda_{\min}` (Redberg & Wang 2021, proof of Thm 11). For a rank-one
     GLM term :math:`H_x = f''\,xx^\top` it equals :math:`f''\|x\|^2`.
+
+    Parameters
+    ----------
+    H_x : array_like
+        One person's term H_x of the Hessian, shape (d, d), or a stack of them (..., d, d).
     """
     H_x = _check_symmetric(H_x, "H_x")
     ev = np.linalg.eigvalsh(H_x)

@@ -73,7 +73,19 @@ class DataIntegrityError(OSError):
 
 @dataclass(frozen=True)
 class VendoredFile:
-    """Checksums of one vendored file: the ``.xz`` archive and the original bytes."""
+    """Checksums of one vendored file: the ``.xz`` archive and the original bytes.
+
+    Attributes
+    ----------
+    original_name : str
+        File name of the original download.
+    original_sha256 : str
+        SHA-256 of the original bytes.
+    original_size : int
+        Size of the original file in bytes.
+    archive_sha256 : str
+        SHA-256 of the vendored ``.xz`` archive.
+    """
 
     original_name: str
     original_sha256: str

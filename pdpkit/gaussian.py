@@ -657,6 +657,8 @@ def mahalanobis_sensitivity(delta_z: ArrayLike, *, precision: ArrayLike) -> np.n
     ----------
     delta_z : array_like
         The change Δ_z = Q(D_{±z}) − Q(D) of the released quantity, shape (..., d).
+    precision : array_like
+        Precision matrix P (inverse noise covariance), shape (d, d), symmetric positive definite.
     """
     delta_z = np.atleast_1d(as_finite_array(delta_z, "delta_z"))
     precision = as_finite_array(precision, "precision", ndim=2)
@@ -699,6 +701,8 @@ def gaussian_pdp_epsilon_covariance(delta_z: ArrayLike, *, precision: ArrayLike,
         The change Δ_z = Q(D_{±z}) − Q(D) of the released quantity, shape (..., d).
     delta : array_like
         δ of the (ε, δ) guarantee, in (0, 1).
+    precision : array_like
+        Precision matrix P = γA of the noise (inverse covariance), shape (d, d), symmetric positive definite.
     """
     mu = mahalanobis_sensitivity(delta_z, precision=precision)
     return gaussian_epsilon(delta, sensitivity=mu, sigma=1.0)
@@ -720,6 +724,8 @@ def pdp_moments(epsilons: ArrayLike, *, k: int = 2, weights: ArrayLike | None = 
         The pDP losses ε(Z, z) of a collection of (data set, target) pairs (not private).
     k : int, default 2
         Highest moment order k ≥ 1.
+    weights : array_like, optional
+        Probability weights of the pairs (``None``: uniform).
     """
     k = check_int_at_least(k, "k", 1)
     eps = check_nonnegative(epsilons, "epsilons").ravel()

@@ -189,6 +189,8 @@ def goe_normalization_factor(normalization: str, *, d: int) -> float:
     ----------
     d : int
         Dimension d ≥ 1 of the GOE matrix.
+    normalization : str
+        ``"alg6"``, ``"chiani"`` or ``"semicircle"``: the normalization to convert to.
     """
     d = check_int_at_least(d, "d", 1)
     if normalization == "alg6":
@@ -1065,6 +1067,8 @@ def goe_lambda1_isf(q: ArrayLike, *, d: int) -> np.ndarray | float:
     ----------
     d : int
         Dimension d ≥ 1 of the GOE matrix.
+    q : array_like
+        Upper-tail probability q in (0, 1), as small as 1e-300.
     """
     qa = check_probability(q, "q")
     d = _check_d(d)
@@ -1091,6 +1095,8 @@ def goe_norm_isf(q: ArrayLike, *, d: int) -> np.ndarray | float:
     ----------
     d : int
         Dimension d ≥ 1 of the GOE matrix.
+    q : array_like
+        Upper-tail probability q in (0, 1).
     """
     qa = check_probability(q, "q")
     d = _check_d_any(d)
@@ -1246,6 +1252,11 @@ def tracy_widom1_cdf(s: ArrayLike) -> np.ndarray | float:
     (Ferrari–Spohn form), discretised by Gauss–Legendre Nyström (Bornemann 2010);
     accurate to about :math:`10^{-14}`. Limit law of :math:`d^{1/6}(\lambda_{\max}-2\sqrt d)`
     in this module's normalization (Tracy & Widom 1996).
+
+    Parameters
+    ----------
+    s : array_like
+        Point(s) at which to evaluate F₁.
     """
     sa = _check_x(s, "s")
     out = np.array([math.exp(_tw1_log(float(v))[0]) if np.isfinite(v) else float(v > 0)
@@ -1254,7 +1265,13 @@ def tracy_widom1_cdf(s: ArrayLike) -> np.ndarray | float:
 
 
 def tracy_widom1_sf(s: ArrayLike) -> np.ndarray | float:
-    r""":math:`1-F_1(s)`, accurate in the upper tail (from the eigenvalues of the symmetric Nyström matrix)."""
+    r""":math:`1-F_1(s)`, accurate in the upper tail (from the eigenvalues of the symmetric Nyström matrix).
+
+    Parameters
+    ----------
+    s : array_like
+        Point(s) at which to evaluate 1 − F₁.
+    """
     sa = _check_x(s, "s")
     out = np.array([math.exp(_tw1_log(float(v))[1]) if np.isfinite(v) else float(v < 0)
                     for v in sa.ravel()])

@@ -101,6 +101,8 @@ class GLMLoss:
         ----------
         y : Any
             Labels, one per row of ``X`` (±1 for classification, real for regression).
+        name : str, default 'y'
+            The parameter's name in the error message.
         """
         return as_finite_array(y, name)
 
@@ -418,6 +420,11 @@ def get_loss(name_or_loss: str | GLMLoss) -> GLMLoss:
     ``"huber"``) or pass a :class:`GLMLoss` instance through unchanged.
 
     Raises ``ValueError`` for an unknown name and ``TypeError`` for anything else.
+
+    Parameters
+    ----------
+    name_or_loss : str | GLMLoss
+        A loss's name or a :class:`GLMLoss`, returned unchanged.
     """
     if isinstance(name_or_loss, GLMLoss):
         return name_or_loss

@@ -103,6 +103,8 @@ def output_perturbation_sensitivity(loss: str | GLMLoss, *, lam: float, norm_bou
         Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     norm_bound : float, default 1.0
         Public bound R on the Euclidean norm of every feature row.
+    tol : float, default 0.0
+        Relative gradient tolerance of the solver; the bound adds the distance it allows to the minimizer.
     """
     loss = _check_loss(loss)
     lam = float(check_positive(lam, "lam"))
@@ -150,6 +152,8 @@ def output_perturbation_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     norm_bound : float, default 1.0
         Public bound R on the Euclidean norm of every feature row.
+    tol : float, default 1e-10
+        Relative gradient tolerance: the solver stops at gradient norm ``tol``·LR (data-independent).
     """
     loss = _check_loss(loss)
     X, y = _check_data(X, y, loss)
@@ -283,9 +287,11 @@ def ridge_pdp_for_all_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: float = 1.0
     lam : float, default 1.0
         Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     y_bound : float, default 1.0
-        Public bound on |y|.
+        Public bound on the absolute value :math:`|y|` of the labels.
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    n_starts : int, default 64
+        Number of starting points of the projected gradient ascent.
     """
     X, y, L, theta = _ridge_parts(X, y, lam)
     d = X.shape[1]
@@ -351,7 +357,7 @@ def ridge_global_sensitivity_bound(n: int, *, lam: float = 1.0, y_bound: float =
     lam : float, default 1.0
         Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     y_bound : float, default 1.0
-        Public bound on |y|.
+        Public bound on the absolute value :math:`|y|` of the labels.
     """
     n = check_int_at_least(n, "n", 1)
     lam = float(check_positive(lam, "lam"))

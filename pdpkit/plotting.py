@@ -182,6 +182,10 @@ def legend_below(fig: Figure, axes: Axes | Sequence[Axes] | np.ndarray, *, ncol:
     ----------
     fig : Figure
         The matplotlib figure to draw into.
+    axes : Axes | Sequence[Axes] | numpy.ndarray
+        The panel(s) whose handles go into the legend.
+    ncol : int, default 2
+        Number of legend columns.
     """
     ax_list = list(np.atleast_1d(np.asarray(axes, dtype=object)).ravel())
     handles, labels, seen = [], [], set()

@@ -379,6 +379,10 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
         ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : str, default 'analytic'
+        ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
+    size : int, optional
+        Number of independent releases to draw (``None``: one).
     """
     st = _st()
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
@@ -494,6 +498,10 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
         Failure probability ρ of the high-probability bound, in (0, 1).
     neighbours : str, default 'add_remove'
         ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
+    phi : str, default 'exp'
+        The q.s.c. function φ of the loss: ``"exp"`` (φ(t) = eᵗ − 1, the source's) or ``"tight"`` (the loss's own).
+    noise : str, default 'analytic'
+        ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
 
     Returns
     -------
@@ -585,6 +593,14 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
         ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    u : array_like, optional
+        Direction of the linear functional uᵀθ (``None``: release the whole θ).
+    domain : str, default 'l2'
+        ``"l2"`` or ``"linf"``: the gradient set of Cor 3.5 (the shape of the per-example gradients).
+    noise : str, default 'analytic'
+        ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
+    size : int, optional
+        Number of independent releases to draw (``None``: one).
     """
     st = _st()
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)

@@ -70,7 +70,31 @@ def with_bias(X: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AMPComparison:
-    """Test accuracies, shape (len(epsilons), trials), of the three methods, and the settings."""
+    """Test accuracies, shape (len(epsilons), trials), of the three methods, and the settings.
+
+    Attributes
+    ----------
+    epsilons : numpy.ndarray
+        The values of ε.
+    acc_dishonest : numpy.ndarray
+        Test accuracy of DP-SGD that does not pay for its tuning, shape (len(epsilons), trials).
+    acc_honest : numpy.ndarray
+        Test accuracy of DP-SGD that pays for its tuning (repeat and select).
+    acc_amp : numpy.ndarray
+        Test accuracy of Alg 1.
+    acc_nonprivate : float
+        Test accuracy of the non-private logistic regression.
+    noise_dishonest : numpy.ndarray
+        Noise multiplier of dishonest DP-SGD at each ε.
+    noise_honest : numpy.ndarray
+        Noise multiplier of honest DP-SGD at each ε.
+    amp_lambda : numpy.ndarray
+        λ of Alg 1 at each ε.
+    amp_sigma : numpy.ndarray
+        σ of Alg 1 at each ε.
+    select_mean : float
+        Mean μ of the Poisson number of tuning runs.
+    """
 
     epsilons: np.ndarray
     acc_dishonest: np.ndarray
@@ -122,6 +146,24 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    X_train : numpy.ndarray
+        Training rows, each of norm √2 (:func:`with_bias`).
+    y_train : numpy.ndarray
+        Training labels ±1.
+    X_test : numpy.ndarray
+        Test rows, each of norm √2.
+    y_test : numpy.ndarray
+        Test labels ±1.
+    trials : int, default 2
+        Independent trials per ε.
+    lr_grid : Sequence[float], optional
+        The learning rates DP-SGD's tuning chooses from.
+    epochs : int, default 60
+        Passes of DP-SGD over the data.
+    batch_size : int, default 256
+        Expected batch size of DP-SGD.
+    calibration_cache : dict, optional
+        A dict that keeps DP-SGD's noise calibrations between calls (``None``: none).
     """
     gen = as_generator(rng)
     n = X_train.shape[0]

@@ -244,6 +244,10 @@ def worst_case_pdp_vs_d(ds: Sequence[int], *, n: int, lam: float, sigma: float, 
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    ds : Sequence[int]
+        The dimensions d to sweep.
+    dp_form : str, default 'kifer'
+        ``"kifer"`` (Thm 2.8) or ``"lecture"`` (the lecture notes' GLM form): the classic DP ε shown for reference.
     """
     n = check_int_at_least(n, "n", 1)
     return _worst_case("d", ds, n, lam=lam, sigma=sigma, rho=rho, delta=delta, n_repeats=n_repeats,
@@ -457,6 +461,23 @@ class StoppingRuleAudit:
     Clopper–Pearson lower confidence bound on :math:`P_{D'}(E) - e^{\varepsilon}P_D(E)` at the
     claimed ε (level ``alpha``, Bonferroni over the two counts). A value above the claimed δ
     refutes the claim for that rule.
+
+    Attributes
+    ----------
+    rules : tuple[str, ...]
+        The stopping rules audited (``"former"``, ``"release"``).
+    counts : dict[str, tuple[int, int]]
+        Per rule, how often the event happened on D and on D′.
+    delta_lower : dict[str, float]
+        Per rule, the lower confidence bound on the δ the event proves.
+    epsilon : float
+        The claimed ε.
+    delta : float
+        The claimed δ.
+    n_samples : int
+        Runs per data set.
+    alpha : float
+        1 − confidence level of the Clopper–Pearson bounds.
     """
 
     rules: tuple[str, ...]
@@ -501,6 +522,16 @@ def stopping_rule_audit(D: tuple[Any, Any], D_prime: tuple[Any, Any], *, lam: fl
         Monte Carlo samples per side.
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    D : tuple[Any, Any]
+        The data set ``(X, y)``.
+    D_prime : tuple[Any, Any]
+        Its neighbour ``(X', y')``.
+    tol : float, default 0.01
+        Relative tolerance of the former, data-dependent stopping rule.
+    method : str, default 'auto'
+        Solver method passed to :func:`pdpkit.objpert.objpert_fit`.
+    alpha : float, default 0.01
+        1 − confidence level of the Clopper–Pearson bounds.
     """
     from ..audit import clopper_pearson
 

@@ -122,7 +122,13 @@ class ReportVsTruth:
     estimator: dict
 
     def ratio(self, method: str) -> np.ndarray:
-        r""":math:`\bar\epsilon_1^P / \epsilon_1` per member."""
+        r""":math:`\bar\epsilon_1^P / \epsilon_1` per member.
+
+        Parameters
+        ----------
+        method : str
+            The report's method (a key of ``bounds``).
+        """
         return self.bounds[method] / self.eps1
 
 
@@ -162,6 +168,10 @@ def report_vs_truth(X: Any, y: Any, loss: str | GLMLoss, *, lam: float, sigma: f
         δ of the (ε, δ) guarantee, in (0, 1).
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    methods : Sequence[str], optional
+        The report methods to compare.
+    uniform : bool, default False
+        Bounds joint over all members (Prop 15) instead of per target.
     """
     loss = get_loss(loss)
     methods = _check_methods(methods)
@@ -250,6 +260,16 @@ def worst_case_report(parameter: str, values: Sequence[int], fixed: int, *, lam:
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    parameter : str
+        ``"n"`` or ``"d"``: the quantity to vary.
+    values : Sequence[int]
+        Its values.
+    fixed : int
+        The value of the other one.
+    methods : Sequence[str], optional
+        The report methods to compare.
+    uniform : bool, default True
+        Bounds joint over all members (Prop 15) instead of per target.
     """
     if parameter not in ("n", "d"):
         raise ValueError(f"parameter must be 'n' or 'd'; got {parameter!r}")
@@ -335,6 +355,10 @@ def budget_allocation(X: Any, y: Any, splits: Sequence[Sequence[float]], *, eps_
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    splits : Sequence[Sequence[float]]
+        Budget splits (ε₁, ε_H, ε_g) of the data-dependent runs.
+    eps_independent : float, default 1.0
+        ε of the data-independent run.
     """
     sp = np.asarray(splits, dtype=np.float64)
     if sp.ndim != 2 or sp.shape[1] != 3 or sp.shape[0] == 0 or not np.all(np.isfinite(sp)) or np.any(sp <= 0):
@@ -438,6 +462,14 @@ def report_coverage_scenarios(n: int, *, d: int, lam: float, sigma: float, metho
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    method : str, default 'adaptive'
+        The report method.
+    n_draws : int, default 200
+        Independent draws (data set, fit, report).
+    outlier_scale : float, default 0.05
+        Factor by which the last coordinate is shrunk (a direction almost free of data).
+    alpha : float, default 0.05
+        1 − confidence level of the Clopper–Pearson intervals.
     """
     n = check_int_at_least(n, "n", 2)
     d = check_int_at_least(d, "d", 2)

@@ -42,6 +42,8 @@ def robust_regression_data(n: int, *, d: int, theta_norm: float = 1.0, noise: fl
         Norm ‖θ*‖ of the true parameter.
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : float, default 1.0
+        Scale s of the Laplace label noise.
     """
     gen = as_generator(rng)
     X = gen.uniform(-1.0, 1.0, (n, d))
@@ -72,7 +74,21 @@ def _adversarial_neighbours(X, y, theta, A, r, gen, n_random):
 @dataclass(frozen=True)
 class ParameterChangeTightness:
     """Worst ``‖θ(D) − θ(D')‖ / t(Λ)`` per n: add/remove neighbours and replace neighbours
-    against their own t, and replace neighbours against the add/remove t (trap 1)."""
+    against their own t, and replace neighbours against the add/remove t (erratum E-adt-eq9-neighbours).
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    add_remove : numpy.ndarray
+        Worst add/remove move over t(Λ) at each n.
+    replace : numpy.ndarray
+        Worst replace move over the replace t at each n.
+    replace_vs_add_remove_t : numpy.ndarray
+        Worst replace move over the add/remove t.
+    t_add_remove : numpy.ndarray
+        The add/remove bound t(Λ) at each n.
+    """
 
     ns: np.ndarray
     add_remove: np.ndarray
@@ -103,6 +119,8 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    n_random : int, default 3
+        Random added points on the sphere per n.
     """
     gen = as_generator(rng)
     loss = get_loss("robust_log")
@@ -146,7 +164,21 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
 
 @dataclass(frozen=True)
 class EigenvalueError:
-    """Relative errors of Alg 2, shape (len(dims), len(ratios), reps); NaN-free (λ̂ = 0 gives 1)."""
+    """Relative errors of Alg 2, shape (len(dims), len(ratios), reps); NaN-free (λ̂ = 0 gives 1).
+
+    Attributes
+    ----------
+    dims : numpy.ndarray
+        The dimensions d.
+    ratios : numpy.ndarray
+        The ratios n/d.
+    rel_error : numpy.ndarray
+        Relative errors, shape (len(dims), len(ratios), reps).
+    eps : float
+        ε of Alg 2.
+    delta : float
+        δ of Alg 2.
+    """
 
     dims: np.ndarray
     ratios: np.ndarray

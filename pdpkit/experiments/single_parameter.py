@@ -62,7 +62,17 @@ METHODS = ("local", "nonprivate", "objpert", "output")
 
 @dataclass(frozen=True)
 class RobustData:
-    """A synthetic robust-regression data set: rows ``X`` in the cube, labels ``y``, truth ``theta_star``."""
+    """A synthetic robust-regression data set: rows ``X`` in the cube, labels ``y``, truth ``theta_star``.
+
+    Attributes
+    ----------
+    X : numpy.ndarray
+        Rows in the cube [−1, 1]^d.
+    y : numpy.ndarray
+        Labels.
+    theta_star : numpy.ndarray
+        The true parameter θ*.
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -88,6 +98,8 @@ def make_robust_regression(n: int, *, d: int, theta_norm: float = 1.0, noise: fl
         Norm ‖θ*‖ of the true parameter.
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : float, default 1.0
+        Scale s of the Laplace label noise.
     """
     gen = as_generator(rng)
     v = gen.standard_normal(d)
@@ -145,6 +157,27 @@ class MethodErrors:
     returned :math:`\bot` (and ObjPert at half the budget was used instead);
     ``stat_error`` the error of the non-private :math:`\theta(D)` against
     :math:`\theta^\star` (the statistical floor), shape ``(len(grid), reps)``.
+
+    Attributes
+    ----------
+    grid : numpy.ndarray
+        Points of the sweep.
+    swept : str
+        ``"n"`` or ``"eps"``.
+    target : str
+        ``"coordinate"`` or ``"vector"``.
+    d : int
+        Dimension d.
+    theta_norm : float
+        Norm ‖θ*‖ of the true parameter.
+    err_star : dict
+        Per method, errors against θ*.
+    err_fit : dict
+        Per method, errors against θ(D).
+    bottom : numpy.ndarray
+        Fraction of runs where the local mechanism returned ⊥.
+    stat_error : numpy.ndarray
+        Error of the non-private θ(D) against θ*.
     """
 
     grid: np.ndarray
@@ -197,6 +230,8 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    target : str, default 'coordinate'
+        ``"coordinate"`` (θ₁, Alg 5) or ``"vector"`` (θ, Alg 3).
     """
     if swept not in ("n", "eps"):
         raise ValueError(f"swept must be 'n' or 'eps'; got {swept!r}")
@@ -314,7 +349,23 @@ def adult_features() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class AdultErrors:
-    r"""Errors :math:`|\hat\theta_j - \theta_j(P_n)|` on bootstrap samples of Adult, shape ``(len(ns), reps)`` per method."""
+    r"""Errors :math:`|\hat\theta_j - \theta_j(P_n)|` on bootstrap samples of Adult, shape ``(len(ns), reps)`` per method.
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    eps : float
+        ε of the releases.
+    feature : str
+        The released coefficient's feature.
+    theta_population : float
+        The coefficient on all Adult rows.
+    errors : dict
+        Per method, errors, shape (len(ns), reps).
+    bottom : numpy.ndarray
+        Fraction of runs where Alg 5 returned ⊥.
+    """
 
     ns: np.ndarray
     eps: float
@@ -345,6 +396,8 @@ def adult_errors(ns: Sequence[int], *, eps: float, feature: str = "sex", delta: 
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    feature : str, default 'sex'
+        ``"sex"`` or ``"schooling"``: the coefficient to release.
     """
     from ..losses import logistic
 

@@ -23,13 +23,17 @@ def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta
     Parameters
     ----------
     eps : Sequence[float]
-        ε of the (ε, δ) guarantee, in nats.
+        The values of ε (nats) of the (ε, δ) guarantees.
     delta : float
         δ of the (ε, δ) guarantee, in (0, 1).
     seeds : int, default 2
-        Seeds, one per repetition.
+        Number of fits per ε, with the seeds 0, 1, …, ``seeds`` − 1.
     progress : bool, optional
         A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    train : Dataset
+        Training data set.
+    test : Dataset
+        Test data set.
     """
     eps = np.asarray(eps, dtype=float)
     acc = np.empty((eps.size, seeds))

@@ -65,6 +65,17 @@ PAGE_CHECK_JS = r"""
 async (narrow) => {
   const describe = (el) => (el.innerText || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 70);
   const scrollable = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  // inside a deliberately scrollable box (a table or code block) that itself fits the column
+  const insideScrollBox = (el) => {
+    const col = document.querySelector('.bd-article, article, main');
+    const colRight = col ? col.getBoundingClientRect().right : window.innerWidth;
+    for (let a = el.parentElement; a && a !== col; a = a.parentElement) {
+      if (a.tagName !== 'MJX-CONTAINER' && scrollable(a) && a.scrollWidth > a.clientWidth + 1) {
+        return a.getBoundingClientRect().right <= colRight + 1;
+      }
+    }
+    return false;
+  };
   const overflowing = () => {
     const out = [];
     const col = document.querySelector('.bd-article, article, main');
@@ -87,6 +98,7 @@ async (narrow) => {
     // a long inline formula on a phone: a scrollable inline box that stays in the column
     document.querySelectorAll('mjx-container:not([display="true"])').forEach(el => {
       const r = el.getBoundingClientRect();
+      if (insideScrollBox(el)) return;  // e.g. a cell of a table that scrolls in its own box
       if (r.width > 0 && r.right > colRight + 1) {
         out.push(`inline math overflows by ${Math.round(r.right - colRight)}px: ${describe(el)}`);
       } else if (el.scrollWidth > el.clientWidth + 1 && !scrollable(el)) {
@@ -143,7 +155,7 @@ async (narrow) => {
         return Math.abs(shown / natural - 1) > 0.02;
       }).map(img => `${img.src.split('/').pop()} shown ${Math.round(img.getBoundingClientRect().width)}x${Math.round(img.getBoundingClientRect().height)}, file ${img.naturalWidth}x${img.naturalHeight}`),
     // an alt text that is empty or a file name/hash says nothing to a reader who cannot see
-    alt_missing: imgs.filter(img => { const alt = (img.getAttribute('alt') || '').trim();
+    alt_missing: imgs.filter(img => img.closest('figure, .cell_output')).filter(img => { const alt = (img.getAttribute('alt') || '').trim();
         return alt.length < 12 || /[0-9a-f]{32,}|\.png$/i.test(alt); }).length,
     shrunk_img: imgs.filter(img => img.naturalWidth > 0 &&
         img.getBoundingClientRect().width < 0.95 * img.naturalWidth / 2)

@@ -81,7 +81,7 @@ async (narrow) => {
     const col = document.querySelector('.bd-article, article, main');
     const colRight = col ? col.getBoundingClientRect().right : window.innerWidth;
     // display equations: the box must hold its content, and the content must fit the column
-    document.querySelectorAll('mjx-container[display="true"]').forEach(el => {
+    (col || document).querySelectorAll('mjx-container[display="true"]').forEach(el => {
       const inner = el.querySelector('mjx-math') || el;
       const box = el.getBoundingClientRect();
       if (box.right > colRight + 1 || box.left < -1) {
@@ -96,7 +96,8 @@ async (narrow) => {
     });
     // inline math (text and outputs, e.g. sympy's LaTeX) must not run past the column either
     // a long inline formula on a phone: a scrollable inline box that stays in the column
-    document.querySelectorAll('mjx-container:not([display="true"])').forEach(el => {
+    // math of the article (the page-contents sidebar, off screen on a phone, is not the page)
+    (col || document).querySelectorAll('mjx-container:not([display="true"])').forEach(el => {
       const r = el.getBoundingClientRect();
       if (insideScrollBox(el)) return;  // e.g. a cell of a table that scrolls in its own box
       if (r.width > 0 && r.right > colRight + 1) {

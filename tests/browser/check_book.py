@@ -67,7 +67,7 @@ async (narrow) => {
   const scrollable = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
   // inside a deliberately scrollable box (a table or code block) that itself fits the column
   const insideScrollBox = (el) => {
-    const col = document.querySelector('.bd-article, article, main');
+    const col = document.querySelector('.bd-article') || document.querySelector('article') || document.querySelector('main');
     const colRight = col ? col.getBoundingClientRect().right : window.innerWidth;
     for (let a = el.parentElement; a && a !== col; a = a.parentElement) {
       if (a.tagName !== 'MJX-CONTAINER' && scrollable(a) && a.scrollWidth > a.clientWidth + 1) {
@@ -78,7 +78,7 @@ async (narrow) => {
   };
   const overflowing = () => {
     const out = [];
-    const col = document.querySelector('.bd-article, article, main');
+    const col = document.querySelector('.bd-article') || document.querySelector('article') || document.querySelector('main');
     const colRight = col ? col.getBoundingClientRect().right : window.innerWidth;
     // display equations: the box must hold its content, and the content must fit the column
     (col || document).querySelectorAll('mjx-container[display="true"]').forEach(el => {
@@ -181,6 +181,9 @@ def _serve(root: pathlib.Path) -> tuple[http.server.ThreadingHTTPServer, str]:
 
 
 WIDTHS = {"laptop": (1280, 900), "phone": (390, 844)}
+# Chapters being rewritten whose figures do not carry alt texts yet (tests/test_book.py's
+# PENDING_CHAPTERS): reported, not failed. Empty it once the chapter has them.
+PENDING_ALT = {"chapters/using_pdpkit.html"}
 NAV_PAGE = "chapters/objpert_accounting.html"
 
 NAV_STATE_JS = r"""
@@ -338,7 +341,9 @@ def main(argv: list[str]) -> int:
                     problems.append(f"{len(info['overflow'])} element(s) wider than their box: " + " | ".join(info["overflow"]))
                 if info["squashed_img"]:
                     problems.append(f"images not at their file's aspect ratio: {info['squashed_img']}")
-                if info["alt_missing"]:
+                if info["alt_missing"] and rel in PENDING_ALT:
+                    print(f"note: {rel}: {info['alt_missing']} image(s) without alt text (pending)")
+                elif info["alt_missing"]:
                     problems.append(f"{info['alt_missing']} image(s) without a meaningful alt text")
                 if not narrow and info["shrunk_img"]:
                     problems.append(f"figures shrunk below legibility: {info['shrunk_img']}")

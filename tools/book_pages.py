@@ -183,7 +183,7 @@ def results_page() -> str:
         cite = f" {{cite}}`{meta['cite']}`" if meta.get("cite") else ""
         out += [f"## {meta['name']}", ""]
         if cite:
-            out += [f"Source:{cite}." + (f" ({meta['note']}.)" if meta.get("note") else ""), ""]
+            out += [f"Source:{cite}." + (f" {meta['note']}." if meta.get("note") else ""), ""]
         out += ["| result | what | status | evidence | errata | chapter | pdpkit |", "|---|---|---|---|---|---|---|"]
         for r in rows:
             chapters = []

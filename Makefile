@@ -67,7 +67,8 @@ nbval: install
 STORED_CONFIG := _build/_config_stored_outputs.yml
 book-strict: install
 	mkdir -p _build
-	sed 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' _config.yml > $(STORED_CONFIG)
+	sed -e 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' \
+	  -e 's#^    pdpkit_bibstyle: _ext$$#    pdpkit_bibstyle: ../_ext#' _config.yml > $(STORED_CONFIG)
 	grep -q '^  execute_notebooks: "off"$$' $(STORED_CONFIG)
 	$(BIN)/jupyter-book build . --config $(STORED_CONFIG) --all -W -n --keep-going
 

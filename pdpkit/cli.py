@@ -10,6 +10,7 @@ r"""The ``pdpkit`` command line: fit a private model from a CSV, report, predict
     pdpkit report RELEASE.json TARGETS.csv --label COL --out REPORT.csv
                   [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv --out PRED.csv
+    pdpkit page RELEASE.json --out PRIVACY.html [--title T] [--book-url URL]
 
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``, the default;
 exactly two label values, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
@@ -417,6 +418,20 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_page(args: argparse.Namespace) -> int:
+    from .page import privacy_page
+
+    release = _load_release(args.release)
+    try:
+        text = privacy_page(release, title=args.title, book_url=args.book_url)
+    except ValueError as exc:
+        raise CLIError(f"{args.release}: {exc}") from None
+    _write_atomic(args.out, text)
+    print(f"wrote {args.out}: a privacy page of {len(text.encode('utf-8')) // 1024} KB (open it in any browser; "
+          "it computes each person's bound offline)")
+    return 0
+
+
 def _probability(text: str) -> float:
     v = float(text)
     if not 0 < v < 1:
@@ -470,6 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("data")
     q.add_argument("--out", required=True)
     q.set_defaults(func=_cmd_predict)
+
+    g = sub.add_parser("page", help="write a static HTML page on which anyone computes their own privacy bound")
+    g.add_argument("release", help="the release (JSON) with a privacy report")
+    g.add_argument("--out", required=True, help="the HTML file to write (self-contained, works offline)")
+    g.add_argument("--title", default=None, help="the page's heading")
+    g.add_argument("--book-url", default=None, help="base address of the pdpkit book, to link its privacy report "
+                   "chapter")
+    g.set_defaults(func=_cmd_page)
     return p
 
 

@@ -914,8 +914,7 @@ def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: 
         c_new = np.where(left, b - g * (b - a), d)
         d_new = np.where(left, c, a + g * (b - a))
         f_new = value(idx, np.where(left, c_new, d_new))
-        fd = np.where(left, fc, f_new)
-        fc = np.where(left, f_new, fd)
+        fc, fd = np.where(left, f_new, fd), np.where(left, fc, f_new)
         c, d = c_new, d_new
     if idx.size:
         np.maximum.at(best, idx, np.maximum(fc, fd))

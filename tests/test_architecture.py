@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "_progress": 0,
     "gaussian": 1,
     "losses": 1,
+    "schema": 1,
     "goe": 1,
     "audit": 1,
     "datasets": 1,
@@ -38,6 +39,7 @@ LAYERS: dict[str, int] = {
     "release": 3,
     "estimators": 4,
     "cli": 4,
+    "page": 4,
     "__main__": 4,
     "experiments": 5,
 }
@@ -50,6 +52,7 @@ SAME_LAYER_ALLOWED = {
     ("stability", "objpert"),
     ("objpert", "accounting"),
     ("cli", "estimators"),
+    ("cli", "page"),
     ("__main__", "cli"),
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),

@@ -439,6 +439,16 @@ class PrivacyReport:
         ty = self.loss.check_labels(ty, "target_y")
         return tx, ty, scalar
 
+    def _finite_rows(self, target_x: Any) -> tuple[np.ndarray, bool]:
+        """Finite rows of shape (m, d), and whether one row of shape (d,) was given."""
+        tx = as_finite_array(target_x, "target_x")
+        scalar = tx.ndim == 1
+        if scalar:
+            tx = tx[None, :]
+        if tx.ndim != 2 or tx.shape[1] != self.d:
+            raise ValueError(f"target_x must have shape (m, {self.d}) or ({self.d},); got {np.shape(target_x)}")
+        return tx, scalar
+
     @staticmethod
     def _finite_or_raise(out: np.ndarray, target_x: Any, what: str) -> None:
         if not np.all(np.isfinite(out)):
@@ -483,12 +493,7 @@ class PrivacyReport:
         -------
         numpy.ndarray of shape (m,), or float for one target of shape (d,).
         """
-        tx = as_finite_array(target_x, "target_x")
-        scalar = tx.ndim == 1
-        if scalar:
-            tx = tx[None, :]
-        if tx.ndim != 2 or tx.shape[1] != self.d:
-            raise ValueError(f"target_x must have shape (m, {self.d}) or ({self.d},); got {np.shape(target_x)}")
+        tx, scalar = self._finite_rows(target_x)
         out = np.einsum("ij,ij->i", tx, tx) / self.lambda_lower
         if self._W is not None:
             V = tx @ self._W
@@ -793,12 +798,7 @@ ho` (:func:`sup_over_labels` says how the
         """
         uniform = self._check_uniform(uniform)
         name = getattr(self.loss, "name", "")
-        tx = as_finite_array(target_x, "target_x")
-        scalar = tx.ndim == 1
-        if scalar:
-            tx = tx[None, :]
-        if tx.ndim != 2 or tx.shape[1] != self.d:
-            raise ValueError(f"target_x must have shape (m, {self.d}) or ({self.d},); got {np.shape(target_x)}")
+        tx, scalar = self._finite_rows(target_x)
         m = tx.shape[0]
         if name == "logistic":
             out = np.maximum(self.epsilon_bound(tx, np.ones(m), uniform=uniform),
@@ -829,10 +829,7 @@ ho` (:func:`sup_over_labels` says how the
         """What the bound needs besides (c1, c2): ||x||^2, the leverage bound and the cross term's factor."""
         m = tx.shape[0]
         xx = np.einsum("ij,ij->i", tx, tx)
-        mu = xx / self.lambda_lower
-        if self._W is not None:
-            V = tx @ self._W
-            mu = np.minimum(mu, np.einsum("ij,ij->i", V, V))
+        mu = self.leverage_bound(tx)
         qb, qe = self._cross_quantiles(uniform, m)
         norm = np.sum(np.abs(tx), axis=1) if uniform == "domain" else np.sqrt(xx)
         K = self.sigma * qb * norm

@@ -935,7 +935,8 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
     ``report_epsilon`` the report's own share of it.
 
     It behaves as the array of the bounds in arithmetic and in numpy (``np.asarray``,
-    comparisons, ``len``, indexing).
+    comparisons, ``len``, indexing, ``max()``, ``mean()``, ``tolist()``), so code written for the
+    bare array keeps working.
 
     Parameters
     ----------
@@ -999,6 +1000,15 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
     def __iter__(self):
         return iter(self.epsilon.tolist())
 
+    _ARRAY_ATTRS = frozenset({"max", "min", "mean", "sum", "std", "argmax", "argmin", "tolist", "astype", "copy",
+                              "dtype", "size", "ndim", "round", "clip", "all", "any", "item"})
+
+    def __getattr__(self, name: str) -> Any:
+        # the read-only ndarray methods code written for the bare array used (bounds.max(), .tolist(), ...)
+        if name in PersonalBounds._ARRAY_ATTRS:
+            return getattr(self.__dict__["epsilon"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of the bounds, ``(m,)``."""
@@ -1049,7 +1059,8 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
         else:
             q = np.quantile(self.epsilon, [0.0, 0.5, 1.0]) if m else np.zeros(3)
             lines = [f"{self._holds().capitalize()}, each of these {m} people's privacy loss from the published "
-                     f"model is at most their bound: median {_fmt(q[1])}, largest {_fmt(q[2])}, smallest {_fmt(q[0])}",
+                     f"model is at most their own bound (median {_fmt(q[1])}, largest {_fmt(q[2])}, smallest "
+                     f"{_fmt(q[0])}),",
                      f"i.e. a participation changes the probability of any outcome by at most a factor between "
                      f"{_fmt(math.exp(min(q[0], 700)))} and {_fmt(math.exp(min(q[2], 700)))}."]
             if not self.label_known.all():

@@ -100,7 +100,13 @@ def test_personal_bounds_is_readable_and_behaves_as_an_array():
     np.testing.assert_array_equal(np.asarray(res), want)
     np.testing.assert_array_equal(res + 0, want)
     assert np.all(res >= 0) and len(res) == 5 and res[1] == want[1] and res.shape == (5,)
-    assert float(np.max(res)) == want.max()
+    assert float(np.max(res)) == want.max() == res.max() and res.tolist() == want.tolist()
+    assert np.quantile(res, 0.5) == np.quantile(want, 0.5)
+    import pickle
+
+    back = pickle.loads(pickle.dumps(res))
+    np.testing.assert_array_equal(np.asarray(back), want)
+    assert back.total_epsilon == 1.25
     frame = res.to_frame()
     assert list(frame.index) == list("abcde")
     np.testing.assert_allclose(frame["factor"], np.exp(want))

@@ -1029,7 +1029,7 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
     def _guarantee_line(self) -> str:
         if self.total_epsilon is None:
             return "The model's overall guarantee was not given (pass guarantee=release.guarantee)."
-        line = (f"Everyone in the data is protected by the model's overall guarantee: "
+        line = (f"Everyone in the data is protected by the overall guarantee of the model and its report: "
                 f"(epsilon, delta) = ({_fmt(self.total_epsilon)}, {_fmt(self.total_delta, 2)}) differential privacy")
         if self.report_epsilon is not None:
             if self.report_epsilon == 0.0:

@@ -100,12 +100,16 @@ def _inputs(rel: Release) -> dict[str, Any]:
     n_feat = rel.theta.shape[0] - int(rel.fit_intercept)
     if schema is not None:
         cols = [c for c in schema["columns"] if c.get("role", "feature") == "feature"]
+        missing_ok = schema.get("handle_missing", "error") == "zero"
+        none_ok = missing_ok or schema.get("handle_unknown", "error") == "zero"
         fields = []
         for c in cols:
             if c.get("kind", "numeric") == "numeric":
-                fields.append({"name": c["name"], "kind": "numeric", "low": float(c["low"]), "high": float(c["high"])})
+                fields.append({"name": c["name"], "kind": "numeric", "low": float(c["low"]), "high": float(c["high"]),
+                               "missing_ok": missing_ok})
             else:
-                fields.append({"name": c["name"], "kind": "categorical", "categories": [str(v) for v in c["categories"]]})
+                fields.append({"name": c["name"], "kind": "categorical", "categories": [str(v) for v in c["categories"]],
+                               "none_ok": none_ok})
         width = sum(1 if f["kind"] == "numeric" else len(f["categories"]) for f in fields)
         if width != n_feat:
             raise ValueError(f"the release's schema encodes {width} columns but its model has {n_feat} features")
@@ -113,7 +117,7 @@ def _inputs(rel: Release) -> dict[str, Any]:
         encoding = "schema"
     else:
         names = rel.feature_names or tuple(f"x{j + 1}" for j in range(n_feat))
-        fields = [{"name": n, "kind": "numeric", "low": None, "high": None} for n in names]
+        fields = [{"name": n, "kind": "numeric", "low": None, "high": None, "missing_ok": False} for n in names]
         label = None
         encoding = "rows"
     if rel.loss == "logistic":
@@ -213,7 +217,12 @@ def encode_record(release: Any, record: Any) -> np.ndarray:
         schema = Schema.from_dict(_schema_dict(rel))
         import pandas as pd
 
-        row = R * schema.encode(pd.DataFrame({f["name"]: [v] for f, v in zip(fields, values, strict=True)}))[0]
+        cells = {}
+        for f, v in zip(fields, values, strict=True):
+            missing = v is None or (f["kind"] == "categorical" and v == "")
+            cells[f["name"]] = pd.Series([None if missing else v],
+                                         dtype=float if f["kind"] == "numeric" else object)
+        row = R * schema.encode(pd.DataFrame(cells))[0]
     else:
         row = np.asarray(values, dtype=float)
         nrm = float(np.sqrt(row @ row))
@@ -390,8 +399,10 @@ const PDP = (function () {
       F.forEach((f, i) => {
         const v = values[i];
         if (f.kind === "numeric") {
+          // pdpkit.schema: clip, map to [-1, 1], clip again; a missing value (null) is the midpoint
           const c = Math.min(Math.max(v, f.low), f.high);
-          row.push((2 * c - f.low - f.high) / (f.high - f.low) / k);
+          const z = v === null ? 0 : Math.min(Math.max(2 * ((c - f.low) / (f.high - f.low)) - 1, -1), 1);
+          row.push(z / k);
         } else {
           f.categories.forEach(cat => row.push(cat === v ? 1 / k : 0));
         }
@@ -417,7 +428,7 @@ const PDP = (function () {
     const v = Number(text);
     if (!L.encoded) return v;
     const c = Math.min(Math.max(v, L.low), L.high);
-    return (2 * c - L.low - L.high) / (L.high - L.low);
+    return Math.min(Math.max(2 * ((c - L.low) / (L.high - L.low)) - 1, -1), 1);
   }
   return {f64: f64, check: check, bound: bound, encode: encode, fittedLabel: fittedLabel, terms: terms};
 })();
@@ -441,8 +452,8 @@ const PDP = (function () {
     for (let i = 0; i < F.length; i++) {
       const el = $("f" + i);
       if (F[i].kind === "numeric") {
-        const v = el.value.trim() === "" ? NaN : Number(el.value);
-        if (!isFinite(v)) return {error: "Please enter a number for \u201c" + F[i].name + "\u201d."};
+        const blank = el.value.trim() === "", v = blank ? (F[i].missing_ok ? null : NaN) : Number(el.value);
+        if (v !== null && !isFinite(v)) return {error: "Please enter a number for \u201c" + F[i].name + "\u201d."};
         values.push(v);
       } else values.push(el.value);
     }
@@ -505,15 +516,19 @@ def _form(spec: dict[str, Any]) -> str:
         if f["kind"] == "numeric":
             if f["low"] is not None:
                 hint = f"a number from {f['low']:g} to {f['high']:g} (values outside are taken as the nearest end)"
+                if f.get("missing_ok"):
+                    hint += "; leave it empty if it was missing in the data"
                 attrs = f' min="{f["low"]:g}" max="{f["high"]:g}"'
             else:
                 hint = "a number, on the scale the model was fitted on"
                 attrs = ""
             rows.append(f'<div class="field"><label for="f{i}">{name}</label>'
-                        f'<input id="f{i}" name="f{i}" type="text" inputmode="decimal" required'
+                        f'<input id="f{i}" name="f{i}" type="text" inputmode="decimal"{"" if f.get("missing_ok") else " required"}'
                         f' aria-describedby="h{i}"{attrs}><span class="hint" id="h{i}">{html.escape(hint)}</span></div>')
         else:
             opts = "".join(f'<option value="{html.escape(c)}">{html.escape(c)}</option>' for c in f["categories"])
+            if f.get("none_ok"):
+                opts += '<option value="">none of these, or missing</option>'
             rows.append(f'<div class="field"><label for="f{i}">{name}</label><select id="f{i}" name="f{i}">'
                         f'{opts}</select></div>')
     lab = spec["label"]

@@ -16,7 +16,8 @@ quantiles of the cross term, the released gradient, and the upper-triangular fac
 (:meth:`pdpkit.report.PrivacyReport.leverage_bound`), computed in Python from the released
 Hessian — and the form's description (the release's feature names, its classes or label
 bounds). Arrays are stored as little-endian float64 in base64, bit for bit. The page shows
-the SHA-256 of the release's JSON text, so a reader can match it to the release file.
+:func:`release_fingerprint`, the SHA-256 of the release's canonical JSON, so a reader can
+match it to the release file.
 
 A release that does not parse, does not verify (:meth:`pdpkit.release.Release.verify`),
 carries no guarantee or no privacy report makes :func:`privacy_page` **raise**
@@ -45,7 +46,7 @@ from numpy.typing import ArrayLike
 from .release import Release
 from .report import PrivacyReport
 
-__all__ = ["privacy_page", "page_data", "encode_record"]
+__all__ = ["privacy_page", "page_data", "encode_record", "release_fingerprint"]
 
 #: The privacy report chapter of the book, and the anchors the page links to.
 _CHAPTER = "chapters/privacy_report.html"
@@ -155,10 +156,9 @@ def page_data(release: Any) -> dict[str, Any]:
     if rel.loss == "huber":
         loss["scale"] = 1.0
     g = rel.guarantee
-    text = rel.to_json()
     return {
         "format": "pdpkit-privacy-page/1",
-        "release_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "release_sha256": release_fingerprint(rel),
         "guarantee": g.to_dict(),
         "method": rep.method,
         "rho": rep.rho,
@@ -181,6 +181,27 @@ def page_data(release: Any) -> dict[str, Any]:
         "row_norm": rel.row_norm,
         "inputs": _inputs(rel),
     }
+
+
+def release_fingerprint(release: Any) -> str:
+    """The SHA-256 of a release's canonical JSON: the same for every way the file was indented or ordered.
+
+    Parameters
+    ----------
+    release : pdpkit.release.Release, str or dict
+        The release (or its JSON text or dict; parsed, not verified).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    if isinstance(release, (str, bytes)):
+        release = Release.from_json(release.decode("utf-8") if isinstance(release, bytes) else release, verify=False)
+    elif isinstance(release, dict):
+        release = Release.from_dict(release, verify=False)
+    text = json.dumps(release.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def encode_record(release: Any, record: Any) -> np.ndarray:
@@ -629,9 +650,10 @@ A bound of 0.1 (a factor 1.1) means that nobody can tell with any confidence whe
 bounded above from quantities the publisher released with privacy (Redberg &amp; Wang 2021): a log-determinant term
 from the released curvature, a quadratic term from the model's gradient at your record, and a cross term that
 holds with the stated probability. Details: {"; ".join(links)}.</p>
-<footer><p>Release fingerprint (SHA-256 of the release's JSON): <code>{data["release_sha256"]}</code>.
-Check the release file itself with <code>pdpkit</code> (<code>Release.from_json(text)</code> recomputes its
-guarantee). Made by pdpkit.</p></footer>
+<footer><p>Release fingerprint (SHA-256 of the release's canonical JSON): <code>{data["release_sha256"]}</code>.
+To check that this page belongs to a release file, compare it with
+<code>pdpkit.page.release_fingerprint(text)</code>; <code>Release.from_json(text)</code> recomputes the file's
+guarantee. Made by pdpkit.</p></footer>
 </main>"""
     payload = json.dumps(data, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

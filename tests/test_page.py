@@ -47,6 +47,13 @@ def test_the_page_is_self_contained_and_embeds_public_numbers_only():
     np.testing.assert_array_equal(np.frombuffer(base64.b64decode(data["theta"]), dtype="<f8"), rel.theta)
     assert data["guarantee"]["epsilon"] == rel.guarantee.epsilon
     assert data["release_sha256"] in html
+    from pdpkit.page import release_fingerprint
+
+    # the same for the file however it was written
+    assert release_fingerprint(rel.to_json(indent=2)) == release_fingerprint(rel) == data["release_sha256"]
+    other = rel.to_dict()
+    other["theta"][0] += 1e-9
+    assert release_fingerprint(other) != data["release_sha256"]
     # labelled inputs and the "I don't know" choice
     for j in range(3):
         assert f'<label for="f{j}">' in html and f'id="f{j}"' in html

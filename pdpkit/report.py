@@ -777,10 +777,13 @@ ho` (:func:`sup_over_labels` says how the
         is not at an end of the range in general (near :math:`r = 0` the curvature wins, far
         out the gradient, and a local maximum can lie between), but on any interval
         :math:`[a, b]` of :math:`|r|`, :math:`B \le T(c_2(a)) + A c_1(b)^2 + K|c_1(b)|`.
-        Branch and bound with this certified bound, starting from the range of :math:`|r|`
-        that ``label_bounds`` allows, stops when every remaining interval's bound is within a
-        relative :math:`10^{-12}` of the best value found; the result is the largest such
-        bound, so it is never below the maximum and exceeds it by at most that tolerance.
+        Branch and bound with this bound, on the range of :math:`|r|` that ``label_bounds``
+        allows, discards every interval whose bound is within a relative :math:`10^{-7}` of
+        the best value found — so the maximum is certified to lie within :math:`10^{-7}` of
+        it, in the remaining intervals — and a golden-section search in each remaining interval
+        (80 steps) then finds the maximum to rounding (``tests/test_personal_bounds.py``
+        compares with a dense grid of labels, and with the end points, which miss interior
+        maxima).
 
         Parameters
         ----------

@@ -80,6 +80,9 @@ def _as_release(release: Any) -> Release:
     if rel.guarantee is None:
         raise ValueError("the release carries no guarantee (it was fitted without a norm bound or delta): "
                          "there is no privacy to show")
+    if getattr(rel, "thetas", None) is not None:
+        raise ValueError("the release holds one model per class (more than two classes): its page is not "
+                         "available yet (a person's bound would be the sum over the classes' reports)")
     if rel.privacy_report is None:
         raise ValueError("the release carries no privacy report: fit it with a report (report='data-independent' "
                          "costs nothing) to give every person a bound")

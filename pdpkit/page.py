@@ -27,7 +27,7 @@ message instead of showing a number.
 
 The input form: with a release schema (numeric columns with their public bounds, categorical
 columns as lists), the record is entered as the schema describes it and encoded exactly as
-:meth:`pdpkit.schema.Schema.encode` does; without one, each of the release's features is a
+``pdpkit.schema.Schema.encode`` does; without one, each of the release's features is a
 number on the scale the model was fitted on (the rows passed to the estimator).
 """
 
@@ -601,6 +601,13 @@ def privacy_page(release: Any, *, title: str | None = None, book_url: str | None
     -------
     str
         The HTML text (UTF-8).
+
+    Raises
+    ------
+    ValueError
+        For a release that does not parse or verify, or that carries no guarantee or no
+        privacy report: no page is made. (A page whose embedded numbers are changed
+        afterwards refuses in the browser, with a message, instead of showing a bound.)
     """
     data = page_data(release)
     rel = _as_release(release)

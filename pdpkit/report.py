@@ -705,10 +705,9 @@ class PrivacyReport:
         label is: the two labels :math:`\pm1` of the logistic loss, or every :math:`y` in
         ``label_bounds`` for a regression loss :math:`f(t; y) = h(y - t)` (``"huber"``,
         ``"robust_log"``, ``"squared"``). The report's random events do not involve
-        :math:`y` (the cross term's tail is that of :math:`x^	op b`, the Hessian's and
+        :math:`y` (the cross term's tail is that of :math:`x^\top b`, the Hessian's and
         :math:`\lambda_{\min}`'s do not see the target), so the maximum over the labels
-        holds with the same probability :math:`1 - 
-ho` (:func:`sup_over_labels` says how the
+        holds with the same probability :math:`1 - \rho` (:meth:`sup_over_labels` says how the
         maximum over an interval is found).
 
         Parameters
@@ -764,7 +763,7 @@ ho` (:func:`sup_over_labels` says how the
         Logistic loss: the larger of the bounds at :math:`y = \pm1`. Regression losses
         :math:`f(t; y) = h(y - t)` with :math:`h` even and convex, :math:`|h'|` nondecreasing
         and :math:`h''` nonincreasing in :math:`|r|` (``"huber"``, ``"robust_log"``,
-        ``"squared"``): with :math:`t = x^	op\hat	heta^P` fixed, the bound depends on the
+        ``"squared"``): with :math:`t = x^\top\hat\theta^P` fixed, the bound depends on the
         label only through :math:`r = y - t`, as
 
         .. math::

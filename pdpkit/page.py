@@ -470,6 +470,7 @@ const PDP = (function () {
     return;
   }
   const F = D.inputs.fields, L = D.inputs.label;
+  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
   const labelBounds = L.kind === "numeric" ? (L.encoded ? [-1, 1] : null) : null;
   function read() {
     const values = [];
@@ -477,7 +478,7 @@ const PDP = (function () {
       const el = $("f" + i);
       if (F[i].kind === "numeric") {
         const blank = el.value.trim() === "", v = blank ? (F[i].missing_ok ? null : NaN) : Number(el.value);
-        if (v !== null && !isFinite(v)) return {error: "Please enter a number for \u201c" + F[i].name + "\u201d."};
+        if (v !== null && !isFinite(v)) return {error: "Please enter a number for \u201c" + esc(F[i].name) + "\u201d."};
         values.push(v);
       } else values.push(el.value);
     }

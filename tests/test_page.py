@@ -107,3 +107,12 @@ def test_the_page_command(tmp_path, capsys):
     assert main(["page", str(bad), "--out", str(out2)]) == 2
     assert not out2.exists()
     assert "refused" in capsys.readouterr().err
+
+
+def test_names_from_the_release_are_escaped():
+    rel = _release()
+    d = rel.to_dict()
+    d["feature_names"] = ["<script>alert(1)</script>", "b & c", "</script><b>"]
+    html = privacy_page(json.dumps(d))
+    assert "<script>alert(1)</script>" not in html and "</script><b>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

@@ -116,6 +116,11 @@ def test_the_page_computes_pdpkits_bound(browser, loss, intercept, method):
             got0 = np.array(page.evaluate("xs => xs.map(x => PDP.bound(PDP_PAGE.D, PDP_PAGE.C, PDP_PAGE.encode(x), "
                                           "null, [-1, 1]))", X.tolist()))
         err0 = float(np.max(np.abs(got0 - want0) / want0))
+        if loss == "huber":  # the maximum over the label range: branch and bound, then golden section
+            ms0 = page.evaluate("""xs => { const rows = xs.map(x => PDP_PAGE.encode(x)); let s = 0;
+                const t0 = performance.now(); for (const r of rows) s += PDP.bound(PDP_PAGE.D, PDP_PAGE.C, r, null, [-1, 1]);
+                return (performance.now() - t0) / rows.length; }""", X.tolist())
+            REPORT["ms_per_no_label_regression_bound"] = max(REPORT.get("ms_per_no_label_regression_bound", 0.0), ms0)
         assert err < RTOL, f"JavaScript and Python differ by {err:.3g} relative"
         assert err0 < RTOL, f"without a label, JavaScript and Python differ by {err0:.3g} relative"
         # typed into the form

@@ -10,7 +10,6 @@ r"""The ``pdpkit`` command line: fit a private model from a CSV, report, predict
     pdpkit report RELEASE.json TARGETS.csv --label COL --out REPORT.csv
                   [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv --out PRED.csv
-    pdpkit page RELEASE.json --out PRIVACY.html [--title T] [--book-url URL]
 
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``, the default;
 exactly two label values, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
@@ -29,6 +28,10 @@ starts (not an input file, not a directory, in an existing writable directory) a
 output is written atomically (a temporary file in the same directory, then renamed) with
 the usual permissions (``0o666 & ~umask``). Ctrl-C (exit status 130) and SIGTERM (143) stop
 with one line and leave neither a partial output nor a temporary file.
+
+``pdpkit page RELEASE.json --out PRIVACY.html [--title T] [--book-url URL]`` writes the release's
+privacy page (:func:`pdpkit.page.privacy_page`): one HTML file on which anyone computes their
+own bound in the browser, offline.
 """
 
 from __future__ import annotations
@@ -418,20 +421,6 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_page(args: argparse.Namespace) -> int:
-    from .page import privacy_page
-
-    release = _load_release(args.release)
-    try:
-        text = privacy_page(release, title=args.title, book_url=args.book_url)
-    except ValueError as exc:
-        raise CLIError(f"{args.release}: {exc}") from None
-    _write_atomic(args.out, text)
-    print(f"wrote {args.out}: a privacy page of {len(text.encode('utf-8')) // 1024} KB (open it in any browser; "
-          "it computes each person's bound offline)")
-    return 0
-
-
 def _probability(text: str) -> float:
     v = float(text)
     if not 0 < v < 1:
@@ -527,3 +516,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _what_was_written() -> str:
     return f"wrote {', '.join(_WRITTEN)} before stopping" if _WRITTEN else "no output written"
+
+
+def _cmd_page(args: argparse.Namespace) -> int:
+    from .page import privacy_page
+
+    release = _load_release(args.release)
+    try:
+        text = privacy_page(release, title=args.title, book_url=args.book_url)
+    except ValueError as exc:
+        raise CLIError(f"{args.release}: {exc}") from None
+    _write_atomic(args.out, text)
+    print(f"wrote {args.out}: a privacy page of {len(text.encode('utf-8')) // 1024} KB (open it in any browser; "
+          "it computes each person's bound offline)")
+    return 0

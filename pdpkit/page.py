@@ -80,7 +80,7 @@ def _as_release(release: Any) -> Release:
     if rel.guarantee is None:
         raise ValueError("the release carries no guarantee (it was fitted without a norm bound or delta): "
                          "there is no privacy to show")
-    if getattr(rel, "thetas", None) is not None:
+    if getattr(rel, "n_models", 1) > 1:
         raise ValueError("the release holds one model per class (more than two classes): its page is not "
                          "available yet (a person's bound would be the sum over the classes' reports)")
     if rel.privacy_report is None:
@@ -89,18 +89,29 @@ def _as_release(release: Any) -> Release:
     return rel
 
 
-def _schema_dict(rel: Release) -> dict[str, Any] | None:
-    schema = getattr(rel, "schema", None)
-    if schema is None:
+def _schema_dict(rel: Release, schema: Any = None) -> dict[str, Any] | None:
+    """The schema the release was fitted through: ``schema`` if given, else the release's own; checked."""
+    own = getattr(rel, "schema", None)
+    given = schema
+    if given is not None and not isinstance(given, dict):
+        given = given.to_dict()
+    if own is not None and not isinstance(own, dict):
+        own = own.to_dict()
+    out = given if given is not None else own
+    if out is None:
         return None
-    if hasattr(schema, "to_dict"):
-        schema = schema.to_dict()
-    return schema
+    from .schema import Schema  # layer 1
+
+    encoded = tuple(Schema.from_dict(out).encoded_names)
+    if rel.feature_names is not None and encoded != tuple(rel.feature_names):
+        raise ValueError("schema: its encoded features are not the release's feature_names; give the schema the "
+                         "release was fitted with")
+    return out
 
 
-def _inputs(rel: Release) -> dict[str, Any]:
+def _inputs(rel: Release, schema: Any = None) -> dict[str, Any]:
     """The form's description: the fields a person fills in, and how they become the fitted row."""
-    schema = _schema_dict(rel)
+    schema = _schema_dict(rel, schema)
     n_feat = rel.theta.shape[0] - int(rel.fit_intercept)
     if schema is not None:
         cols = [c for c in schema["columns"] if c.get("role", "feature") == "feature"]
@@ -135,13 +146,16 @@ def _inputs(rel: Release) -> dict[str, Any]:
     return {"encoding": encoding, "fields": fields, "label": lab}
 
 
-def page_data(release: Any) -> dict[str, Any]:
+def page_data(release: Any, *, schema: Any = None) -> dict[str, Any]:
     r"""The numbers the page embeds: public fields of the release and what the bound needs, derived from them.
 
     Parameters
     ----------
     release : pdpkit.release.Release, str or dict
         A release with a guarantee and a privacy report (verified here).
+    schema : pdpkit.schema.Schema or dict, optional
+        The schema the release was fitted through, when the release does not carry it (its
+        encoded names must be the release's ``feature_names``).
 
     Returns
     -------
@@ -182,7 +196,7 @@ def page_data(release: Any) -> dict[str, Any]:
         "norm_bound": rel.norm_bound,
         "fit_intercept": rel.fit_intercept,
         "row_norm": rel.row_norm,
-        "inputs": _inputs(rel),
+        "inputs": _inputs(rel, schema),
     }
 
 
@@ -207,7 +221,7 @@ def release_fingerprint(release: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def encode_record(release: Any, record: Any) -> np.ndarray:
+def encode_record(release: Any, record: Any, *, schema: Any = None) -> np.ndarray:
     r"""The fitted row of one record as the page computes it: schema encoding, norm bound, intercept column.
 
     Without a schema the record is the row of features as fitted (before the intercept
@@ -220,13 +234,15 @@ def encode_record(release: Any, record: Any) -> np.ndarray:
         The release.
     record : dict or array_like
         ``{feature name: value}`` or the values in the release's feature order.
+    schema : pdpkit.schema.Schema or dict, optional
+        As in :func:`page_data`.
 
     Returns
     -------
     numpy.ndarray, shape (d,)
     """
     rel = release if isinstance(release, Release) else _as_release(release)
-    spec = _inputs(rel)
+    spec = _inputs(rel, schema)
     fields = spec["fields"]
     if isinstance(record, dict):
         values = [record[f["name"]] for f in fields]
@@ -238,7 +254,7 @@ def encode_record(release: Any, record: Any) -> np.ndarray:
     if spec["encoding"] == "schema":
         from .schema import Schema  # layer 1; only releases with a schema need it
 
-        schema = Schema.from_dict(_schema_dict(rel))
+        sch = Schema.from_dict(_schema_dict(rel, schema))
         import pandas as pd
 
         cells = {}
@@ -246,7 +262,7 @@ def encode_record(release: Any, record: Any) -> np.ndarray:
             missing = v is None or (f["kind"] == "categorical" and v == "")
             cells[f["name"]] = pd.Series([None if missing else v],
                                          dtype=float if f["kind"] == "numeric" else object)
-        row = R * schema.encode(pd.DataFrame(cells))[0]
+        row = R * sch.encode(pd.DataFrame(cells))[0]
     else:
         row = np.asarray(values, dtype=float)
         nrm = float(np.sqrt(row @ row))
@@ -576,7 +592,7 @@ def _form(spec: dict[str, Any]) -> str:
             + '<button type="submit">Compute my bound</button></form>')
 
 
-def privacy_page(release: Any, *, title: str | None = None, book_url: str | None = None) -> str:
+def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, book_url: str | None = None) -> str:
     r"""One self-contained HTML page on which any person computes their own privacy bound, in their browser.
 
     The page states the release's total guarantee in words, describes the privacy report as
@@ -592,6 +608,9 @@ def privacy_page(release: Any, *, title: str | None = None, book_url: str | None
     release : pdpkit.release.Release, str or dict
         The release (or its JSON text or dict). It must verify and carry a guarantee and a
         privacy report; otherwise ``ValueError`` and no page.
+    schema : pdpkit.schema.Schema or dict, optional
+        The schema the release was fitted through, when the release does not carry it: the
+        form then asks for the raw record (numbers within their bounds, categories).
     title : str, optional
         The page's heading (default: "Your privacy in this published model").
     book_url : str, optional
@@ -610,7 +629,7 @@ def privacy_page(release: Any, *, title: str | None = None, book_url: str | None
         privacy report: no page is made. (A page whose embedded numbers are changed
         afterwards refuses in the browser, with a message, instead of showing a bound.)
     """
-    data = page_data(release)
+    data = page_data(release, schema=schema)
     rel = _as_release(release)
     g = rel.guarantee
     title = title or "Your privacy in this published model"

@@ -238,9 +238,10 @@ def _schema_records(rng: np.random.Generator, m: int, missing: bool):
 @pytest.mark.parametrize("handle", ["error", "zero"])
 def test_records_with_categories_through_the_schema(browser, loss, handle):
     """A release fitted through a schema: the page encodes raw records (numbers, categories, missing
-    values where the schema allows them) and its bound equals the estimator's privacy_report."""
-    schema = pytest.importorskip("pdpkit.schema")
-    from pdpkit import estimators
+    values where the schema allows them) as pdpkit.schema does, and its bound equals Python's."""
+    import pandas as pd
+
+    from pdpkit import schema
 
     lab = (schema.Column("y", role="label", kind="categorical", categories=("no", "yes")) if loss == "logistic"
            else schema.Column("y", role="label", kind="numeric", low=0.0, high=100.0))
@@ -250,30 +251,36 @@ def test_records_with_categories_through_the_schema(browser, loss, handle):
                          schema.Column("edu", kind="categorical", categories=("HS", "BA", "MA", "PhD")), lab),
                         handle_unknown=handle, handle_missing=handle)
     rng = np.random.default_rng(3)
-    df = _schema_records(rng, 600, handle == "zero")
-    cls = estimators.ObjPertClassifier if loss == "logistic" else estimators.ObjPertRegressor
-    try:
-        est = cls(4.0, 1e-6, schema=sch, report="adaptive", report_epsilon=2.0, report_delta=1e-6, random_state=0)
-    except TypeError:
-        pytest.skip("the estimators take no schema yet")
-    y = (np.where(sch.encode(df)[:, 0] > 0, "yes", "no") if loss == "logistic" else rng.uniform(0, 100, 600))
-    est.fit(df, y)
-    rel = est.release_
+    n, R = 600, 1.0
+    df = _schema_records(rng, n, handle == "zero")
+    X = R * sch.encode(df)  # pdpkit.preprocessing.SchemaEncoder's rows, then the intercept column
+    rows = np.hstack([X, np.full((n, 1), R)])
+    y = (np.where(X[:, 0] > 0, 1.0, -1.0) if loss == "logistic"
+         else sch.encode_label(pd.Series(rng.uniform(0, 100, n))))
+    fit = objpert_fit(rows, y, loss, lam=60.0, sigma=2.0, rng=1, norm_bound=np.sqrt(2.0) * R)
+    scales = calibrate_report(2.0, 1e-6, method="adaptive", loss=loss, norm_bound=np.sqrt(2.0) * R)
+    rep = privacy_report(fit, rows, y, method="adaptive", rng=2, **scales)
+    rel = objpert_release(fit, delta=1e-6, report=rep, report_delta=1e-6, fit_intercept=True,
+                          classes=["no", "yes"] if loss == "logistic" else None,
+                          feature_names=list(sch.encoded_names), schema=sch)
     recs = _schema_records(rng, 60, handle == "zero")
     ys = rng.choice(["no", "yes"], 60) if loss == "logistic" else rng.uniform(-10, 110, 60)
-    want = np.asarray(est.privacy_report(recs, ys))
-    want0 = np.asarray(est.privacy_report(recs))  # no label: the bound for every label
-    rows = [[None if (isinstance(v, float) and np.isnan(v)) else ("" if v is None else v) for v in r]
-            for r in recs.itertuples(index=False)]
-    ctx, page, errors, requests = _open(browser, privacy_page(rel))
+    Xr = np.hstack([R * sch.encode(recs), np.full((60, 1), R)])
+    yfit = np.where(ys == "yes", 1.0, -1.0) if loss == "logistic" else sch.encode_label(pd.Series(ys))
+    want = rep.epsilon_bound(Xr, yfit)
+    want0 = rep.sup_over_labels(Xr, label_bounds=(-1.0, 1.0))
+    rows_in = [[None if (isinstance(v, float) and np.isnan(v)) else ("" if v is None else v) for v in r]
+               for r in recs.itertuples(index=False)]
+    np.testing.assert_array_equal(np.array([encode_record(rel, r) for r in rows_in]), Xr)
+    ctx, page, errors, requests = _open(browser, privacy_page(rel), width=390)
     try:
         got = np.array(page.evaluate("([rs, ys]) => rs.map((r, i) => PDP_PAGE.bound(PDP_PAGE.encode(r), "
-                                     "PDP.fittedLabel(PDP_PAGE.D, String(ys[i]))))", [rows, [str(v) for v in ys]]))
-        got0 = np.array(page.evaluate("rs => rs.map(r => PDP_PAGE.bound(PDP_PAGE.encode(r), null))", rows))
+                                     "PDP.fittedLabel(PDP_PAGE.D, String(ys[i]))))", [rows_in, [str(v) for v in ys]]))
+        got0 = np.array(page.evaluate("rs => rs.map(r => PDP_PAGE.bound(PDP_PAGE.encode(r), null))", rows_in))
         err = max(float(np.max(np.abs(got - want) / want)), float(np.max(np.abs(got0 - want0) / want0)))
         assert err < RTOL
         for i in range(3):  # and typed into the form
-            r = rows[i]
+            r = rows_in[i]
             page.fill("#f0", "" if r[0] is None else repr(float(r[0])))
             page.select_option("#f1", r[1])
             page.fill("#f2", repr(float(r[2])))
@@ -285,6 +292,7 @@ def test_records_with_categories_through_the_schema(browser, loss, handle):
                 page.fill("#labelvalue", repr(float(ys[i])))
             page.click("button[type=submit]")
             assert abs(float(page.get_attribute("#result", "data-epsilon")) - want[i]) <= RTOL * want[i]
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         REPORT["max_rel_error_schema"] = max(REPORT.get("max_rel_error_schema", 0.0), err)
         assert not errors and not requests
     finally:

@@ -440,7 +440,11 @@ class PrivacyReport:
         return tx, ty, scalar
 
     def _finite_rows(self, target_x: Any) -> tuple[np.ndarray, bool]:
-        """Finite rows of shape (m, d), and whether one row of shape (d,) was given."""
+        """Finite rows of shape (m, d), and whether one row of shape (d,) was given (block readers materialized)."""
+        if isinstance(target_x, _Rows):
+            target_x = target_x.materialize()
+        elif _is_dask(target_x):
+            target_x = np.asarray(target_x.compute())
         tx = as_finite_array(target_x, "target_x")
         scalar = tx.ndim == 1
         if scalar:

@@ -413,24 +413,56 @@ class ObjPertEstimator(BaseEstimator):
         return self.release_.guarantee
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        if self.schema is not None:
+            X = self._encode(X)
+            if not hasattr(self, "classes_"):  # a regression's labels, mapped by the schema's public bounds
+                y = np.asarray(_schema_object(self.schema).encode_label(y), dtype=float)
         X, y = self._validate(X, y, reset=False)
         # a record enters the model through the same row map as in fit (clip, or refuse)
         return self._rows(X), self._signed_labels(y)
 
-    def privacy_report(self, X: ArrayLike, y: ArrayLike, *, uniform: bool = False) -> np.ndarray:
-        r"""Private per-record bounds :math:`\bar\varepsilon_1` on the ex-post pDP of the fitted model.
+    def privacy_report(self, X: ArrayLike, y: ArrayLike | None = None, *, uniform: bool = False):
+        r"""Every record's private bound on its ex-post pDP, readable: a :class:`pdpkit.report.PersonalBounds`.
 
         Post-processing of the release and of the report's noisy statistics
-        (:meth:`pdpkit.report.PrivacyReport.epsilon_bound`): any record, member or not, may be
+        (:meth:`pdpkit.report.PrivacyReport.bounds`): any record, member or not, may be
         passed; each bound holds with probability at least ``1 - rho`` (jointly for all given
-        records with ``uniform=True``). Needs ``report`` set at construction.
+        records with ``uniform=True``). Without ``y`` each bound holds whatever the record's
+        label (:meth:`pdpkit.report.PrivacyReport.sup_over_labels`: both classes, or every
+        label in the schema's bounds for a regression). The result states the release's total
+        guarantee and the report's share (``summary()``, ``to_frame()``) and behaves as the
+        array of the bounds. Needs ``report`` set at construction.
+
+        Parameters
+        ----------
+        X : array_like or pandas.DataFrame, shape (m, n_features)
+            The records.
+        y : array_like, shape (m,), optional
+            Their labels; ``None`` for the bound valid for every label.
+        uniform : bool
+            Bounds that hold jointly for all the given records.
+
+        Returns
+        -------
+        pdpkit.report.PersonalBounds
         """
         check_is_fitted(self)
+        if self.report_ is None and self.release_.privacy_reports:
+            raise ValueError("a one-vs-rest model has one report per class (release_.privacy_reports); a person's "
+                             "bound is the sum of the K reports' bounds, each at rho / K")
         if self.report_ is None:
             raise ValueError("this estimator was fitted with report=None: set report='data-independent', "
                              "'data-dependent' or 'adaptive' and refit")
-        rows, ys = self._report_targets(X, y)
-        return np.asarray(self.report_.epsilon_bound(rows, ys, uniform=uniform))
+        index = getattr(X, "index", None)
+        if y is None:
+            X = validate_data(self, self._encode(X), reset=False)  # no label to check (a Dask X: pass y)
+            rows, ys = self._rows(X), None
+        else:
+            rows, ys = self._report_targets(X, y)
+        # a regression through a schema: its labels were mapped onto [-1, 1] by the public bounds
+        label_bounds = (-1.0, 1.0) if (self.schema is not None and not hasattr(self, "classes_")) else None
+        return self.report_.bounds(rows, ys, uniform=uniform, label_bounds=label_bounds,
+                                   guarantee=self.release_.guarantee, index=index)
 
 
 class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):

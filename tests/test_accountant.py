@@ -213,3 +213,11 @@ def test_regression_labels_scaled_by_public_bounds():
     pred = reg.predict(df)
     assert np.corrcoef(pred, y)[0, 1] > 0.9
     assert np.allclose(Release.from_json(reg.release_.to_json()).predict(df), pred)
+
+
+def test_schema_report_with_and_without_labels():
+    df = _frame(seed=1)
+    clf = ObjPertClassifier(2.0, 1e-6, schema=_schema(), report="data-independent", random_state=0).fit(df, df["label"])
+    with_label = np.asarray(clf.privacy_report(df.head(20), df["label"].head(20)))
+    without = np.asarray(clf.privacy_report(df.head(20)))
+    assert np.all(without >= with_label - 1e-12)  # the bound for every label dominates the bound for one

@@ -671,10 +671,10 @@ def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argpa
     ``--norm-bound``). With an estimator that takes the schema itself this is
     ``est.set_params(schema=schema).fit(typed, y)``.
     """
-    import pandas as pd
-
-    rows = _encode(schema, typed, args.norm_bound, args.data)
-    est.fit(pd.DataFrame(rows, columns=list(schema.encoded_names)), y)
+    _encode(schema, typed, args.norm_bound, args.data)  # the schema's refusals, named after the file
+    if schema.label is not None and schema.label.kind == "numeric":
+        y = np.asarray(schema.decode_label(y), dtype=float)  # the estimator maps the label by the same bounds
+    est.set_params(schema=schema).fit(typed, y)
     return list(schema.encoded_names)
 
 
@@ -854,9 +854,12 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     release = _load_release(args.release)
     schema = _release_schema(release, args)
     X, _ = _release_features(release, schema, args.data, label=None)
-    scores = release.decision_function(X)
+    encoded = release.schema is not None
+    scores = release.decision_function(X, encoded=encoded)
     if release.loss == "logistic" and release.classes is not None:
-        labels = [release.classes[int(s > 0)] for s in scores]
+        labels = list(release.predict(X, encoded=encoded))
+        if scores.ndim == 2:  # one-vs-rest: the chosen class's score
+            scores = scores.max(axis=1)
         rows = [[i + 1, lab, repr(float(s))] for i, (lab, s) in enumerate(zip(labels, scores, strict=True))]
         text = _csv_text(["row", "prediction", "score"], rows)
     else:

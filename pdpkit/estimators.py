@@ -415,7 +415,8 @@ class ObjPertEstimator(BaseEstimator):
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if self.schema is not None:
             X = self._encode(X)
-            if not hasattr(self, "classes_"):  # a regression's labels, mapped by the schema's public bounds
+            if not hasattr(self, "classes_") and _schema_object(self.schema).label_bounds is not None:
+                # a regression's labels, mapped by the schema's public bounds
                 y = np.asarray(_schema_object(self.schema).encode_label(y), dtype=float)
         X, y = self._validate(X, y, reset=False)
         # a record enters the model through the same row map as in fit (clip, or refuse)
@@ -460,7 +461,8 @@ class ObjPertEstimator(BaseEstimator):
         else:
             rows, ys = self._report_targets(X, y)
         # a regression through a schema: its labels were mapped onto [-1, 1] by the public bounds
-        label_bounds = (-1.0, 1.0) if (self.schema is not None and not hasattr(self, "classes_")) else None
+        label_bounds = (-1.0, 1.0) if (self.schema is not None and not hasattr(self, "classes_")
+                                       and _schema_object(self.schema).label_bounds is not None) else None
         return self.report_.bounds(rows, ys, uniform=uniform, label_bounds=label_bounds,
                                    guarantee=self.release_.guarantee, index=index)
 
@@ -572,16 +574,16 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             Labels (two or more classes; with a schema, values of its label domain).
         """
         sch = None if self.schema is None else _schema_object(self.schema)
-        if sch is not None:
-            if sch.label_classes is None:
-                raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
+        if sch is not None and sch.label is not None and sch.label_classes is None:
+            raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
+        if sch is not None and sch.label_classes is not None:  # the classes are the schema's public domain
             idx = np.asarray(sch.encode_label(np.asarray(y, dtype=object).astype(str)))
             classes = np.asarray(sch.label_classes, dtype=object)
             X, _ = self._validate(self._encode(X), idx, reset=True)
             y = classes[idx]
         else:
-            X, y = self._validate(X, y, reset=True)
-        if sch is not None:
+            X, y = self._validate(self._encode(X), y, reset=True)
+        if sch is not None and sch.label_classes is not None:
             pass
         elif _is_dask(y):
             import dask.array as da
@@ -750,9 +752,10 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and real ``y``."""
         if self.schema is not None:
             sch = _schema_object(self.schema)
-            if sch.label_bounds is None:
+            if sch.label is not None and sch.label_bounds is None:
                 raise ValueError("schema: its label column must be numeric with public bounds for a regressor")
-            y = np.asarray(sch.encode_label(y), dtype=float)  # the public bounds mapped onto [-1, 1]
+            if sch.label_bounds is not None:
+                y = np.asarray(sch.encode_label(y), dtype=float)  # the public bounds mapped onto [-1, 1]
             X = self._encode(X)
         X, y = self._validate(X, y, reset=True, y_numeric=True)
         self._fit_signed(X, self._signed_labels(y), classes=None)
@@ -772,7 +775,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
             Feature rows, or raw records with a schema.
         """
         t = self._linear(X)
-        if self.schema is not None:
+        if self.schema is not None and _schema_object(self.schema).label_bounds is not None:
             return np.asarray(_schema_object(self.schema).decode_label(t), dtype=float)
         return t
 

@@ -433,7 +433,7 @@ class Release:
         """One released privacy report per fit (empty without a report)."""
         return tuple(self._report_objs)
 
-    def rows(self, X: Any) -> np.ndarray:
+    def rows(self, X: Any, *, encoded: bool = False) -> np.ndarray:
         """The rows the model reads for records ``X``: encoded by the schema, columns checked by name, clipped.
 
         A pandas DataFrame's columns are matched **by name** to the release's schema or
@@ -447,9 +447,12 @@ class Release:
         ----------
         X : DataFrame or array_like, shape (n, d)
             Records.
+        encoded : bool
+            ``X`` holds rows already encoded by the release's schema (times ``norm_bound``), in
+            the order of ``feature_names``: they are not encoded again.
         """
         d = self.coef.shape[-1]
-        if self._schema_obj is not None:
+        if self._schema_obj is not None and not _bool(encoded, "encoded"):
             sch = self._schema_obj
             if hasattr(X, "columns"):
                 missing = [c for c in sch.feature_names if c not in list(X.columns)]
@@ -482,43 +485,49 @@ class Release:
                                      "the model was fitted on rows inside it (row_norm='raise')")
         return rows
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def decision_function(self, X: Any, *, encoded: bool = False) -> np.ndarray:
         r"""Scores :math:`x^\top\text{coef} + \text{intercept}` (one column per class for K >= 3); post-processing.
 
         Parameters
         ----------
         X : DataFrame or array_like, shape (n, d)
             Records (see :meth:`rows` for how columns are matched).
+        encoded : bool
+            ``X`` is already encoded by the schema (see :meth:`rows`).
         """
-        rows = self.rows(X)
+        rows = self.rows(X, encoded=encoded)
         return rows @ self.coef.T + self.intercept
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: Any, *, encoded: bool = False) -> np.ndarray:
         r"""Class probabilities (logistic loss): :math:`\sigma(s)` for two classes; one-vs-rest scores normalized.
 
         Parameters
         ----------
         X : DataFrame or array_like, shape (n, d)
             Records (see :meth:`rows`).
+        encoded : bool
+            ``X`` is already encoded by the schema (see :meth:`rows`).
         """
         if self.loss != "logistic":
             raise ValueError(f"predict_proba needs the logistic loss; this release's loss is {self.loss!r}")
-        s = self.decision_function(X)
+        s = self.decision_function(X, encoded=encoded)
         if s.ndim == 1:
             p = _sigmoid(s)
             return np.column_stack([1.0 - p, p])
         p = _sigmoid(s)
         return p / p.sum(axis=1, keepdims=True)
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, *, encoded: bool = False) -> np.ndarray:
         """Predicted labels (classification), or predicted values (regression, in the label's units).
 
         Parameters
         ----------
         X : DataFrame or array_like, shape (n, d)
             Records (see :meth:`rows`).
+        encoded : bool
+            ``X`` is already encoded by the schema (see :meth:`rows`).
         """
-        s = self.decision_function(X)
+        s = self.decision_function(X, encoded=encoded)
         if self.loss != "logistic":
             if self._schema_obj is not None and self._schema_obj.label_bounds is not None:
                 return np.asarray(self._schema_obj.decode_label(s), dtype=float)

@@ -377,9 +377,9 @@ def _diffprivlib(task: Task, E: np.ndarray) -> dict | str:
 
 def _cell(runs) -> str:
     if runs is None:
-        return f"{'-':>13s} {'-':>6s}"
+        return f"{'-':>13s} {'-':>7s}"
     m, se = _mean_se(runs["acc"])
-    return f"{m:6.3f}±{se:5.3f} {np.median(runs['time']):6.3f}"
+    return f"{m:6.3f}±{se:5.3f} {np.median(runs['time']) * 1e3:7.1f}"
 
 
 def _best_diffprivlib(dpl: dict, eps: float) -> tuple[str, dict]:
@@ -454,11 +454,11 @@ def _header() -> None:
           f"guarantee of every release checked), diffprivlib 0.6.6 pure eps-DP (BudgetAccountant); "
           f"{SEEDS} seeds; per-feature bounds and categorical domains assumed PUBLIC, the same for both",
           flush=True)
-    print(f"{TAG} accuracy = test accuracy mean±s.e. over seeds, fit s = median seconds of the whole pipeline's "
-          f"fit; ratios = pdpkit / better diffprivlib pipeline (acc, time); ACC = not more accurate, SLOW = slower",
+    print(f"{TAG} accuracy = test accuracy mean±s.e. over seeds, fit ms = median milliseconds of the whole "
+          f"pipeline's fit; ratios = pdpkit / better diffprivlib pipeline (acc, time); ACC = not more accurate, SLOW = slower",
           flush=True)
-    print(f"{TAG} {'data':>14s} {'eps':>4s} | {'ObjPertClassifier':>20s} | {'ObjPertClassifierCV':>20s} | "
-          f"{'dpl public enc.':>20s} | {'dpl DP scaler':>20s} {'f':>4s} | {'acc_r':>5s} {'time_r':>6s} "
+    print(f"{TAG} {'data':>14s} {'eps':>4s} | {'ObjPertClassifier  fit ms':>21s} | {'ObjPertClassifierCV':>21s} | "
+          f"{'dpl public enc.':>21s} | {'dpl DP scaler':>21s} {'f':>4s} | {'acc_r':>5s} {'time_r':>6s} "
           f"{'':8s}| {'CV acc_r':>5s} {'time_r':>6s}", flush=True)
 
 

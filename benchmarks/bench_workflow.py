@@ -144,6 +144,13 @@ def _stratified_splits(y: np.ndarray) -> list:
     return [tuple(train_test_split(idx, test_size=TEST_SIZE, stratify=y, random_state=seed)) for seed in range(SEEDS)]
 
 
+_ROUNDED = "bounds: the data's range rounded outward to one significant digit"
+BOUNDS_NOTES = {"breast_cancer": _ROUNDED, "iris": _ROUNDED, "wine": _ROUNDED,
+                "digits": "bounds: the documented pixel range 0..16",
+                "adult": "bounds: documented domains (adult.names) and the census top-codes",
+                "credit_default": "bounds: documented codes; amounts: their range rounded outward"}
+
+
 def _sklearn_task(name: str, spec: list) -> Task:
     from sklearn import datasets as skd
 
@@ -416,7 +423,8 @@ def run_task(task: Task) -> list[tuple]:
     n_tr = len(task.splits[0][0])
     m, se = _mean_se(ref["acc"])
     print(f"{TAG} {task.name}: n_train={n_tr}, n_test={len(task.splits[0][1])}, {len(task.spec)} columns -> "
-          f"{E.shape[1]} encoded, K={task.n_classes} classes; {task.note}", flush=True)
+          f"{E.shape[1]} encoded, K={task.n_classes} classes; {task.note}; "
+          f"{BOUNDS_NOTES[task.name]} (assumed public)", flush=True)
     print(f"{TAG}   non-private reference (LogisticRegressionCV on the public encoding): "
           f"{m:.3f}±{se:.3f}, fit {np.median(ref['time']):.3f} s", flush=True)
     for what, res in (("ObjPertClassifier", ours), ("ObjPertClassifierCV", ours_cv), ("diffprivlib", dpl)):

@@ -269,12 +269,10 @@ def _pdpkit_runs(task: Task, make_estimator, label: str) -> dict | str:
     """{eps: {"acc": [...], "time": [...]}} of the pipeline encoder -> estimator, or why it could not run."""
     from sklearn.pipeline import make_pipeline
 
-    from pdpkit import estimators
-
     out: dict = {}
     for eps in EPS:
         accs, times = [], []
-        estimators._calibration.cache_clear()  # the first seed's fit includes the calibration: "cold"
+        _clear_calibration_caches()  # the first seed's fit includes the calibration: "cold"
         for seed, (tr, te) in enumerate(task.splits):
             try:
                 est = make_estimator(eps, seed)
@@ -315,6 +313,17 @@ def _with_accountant(cls, eps: float, seed: int):
     return cls(eps, DELTA, random_state=seed)
 
 
+def _clear_calibration_caches() -> None:
+    """Forget pdpkit's cached calibrations (they depend on public parameters only)."""
+    import importlib
+
+    for module, name in (("pdpkit.estimators", "_calibration"), ("pdpkit.model_selection", "_calibrate")):
+        try:
+            getattr(importlib.import_module(module), name).cache_clear()
+        except (ImportError, AttributeError):
+            pass
+
+
 def _check_guarantee(est, eps: float, label: str) -> None:
     """The whole pipeline's total guarantee (the encoder costs nothing) is within (eps, DELTA)."""
     acc = getattr(est, "accountant", None)
@@ -328,7 +337,10 @@ def _objpert(eps: float, seed: int):
 
 
 def _objpert_cv(eps: float, seed: int):
-    from pdpkit.estimators import ObjPertClassifierCV
+    try:
+        from pdpkit.model_selection import ObjPertClassifierCV
+    except ImportError:
+        from pdpkit.estimators import ObjPertClassifierCV
 
     return _with_accountant(ObjPertClassifierCV, eps, seed)
 

@@ -28,17 +28,17 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: help install book test test-portable unit nbval book-strict bench browser-test \
+.PHONY: help install book test test-portable unit nbval book-strict bench bench-scale browser-test \
 	lab lock clean
 
 help:
-	@echo "make book | make test | make test-portable | make lab | make bench |"
+	@echo "make book | make test | make test-portable | make lab | make bench | make bench-scale |"
 	@echo "make browser-test | make lock | make clean"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,book]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,book,dask]"
 	touch $(STAMP)
 
 # Registered inside .venv (--sys-prefix): every Jupyter run from .venv sees it, and no
@@ -67,7 +67,8 @@ nbval: install
 STORED_CONFIG := _build/_config_stored_outputs.yml
 book-strict: install
 	mkdir -p _build
-	sed 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' _config.yml > $(STORED_CONFIG)
+	sed -e 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' \
+	  -e 's#^    pdpkit_bibstyle: _ext$$#    pdpkit_bibstyle: ../_ext#' _config.yml > $(STORED_CONFIG)
 	grep -q '^  execute_notebooks: "off"$$' $(STORED_CONFIG)
 	$(BIN)/jupyter-book build . --config $(STORED_CONFIG) --all -W -n --keep-going
 
@@ -111,6 +112,10 @@ $(BENCH_STAMP): benchmarks/constraints-diffprivlib.txt
 
 bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# Fit and report at 10^6 and 10^7 rows (numpy, memmap) and on a Dask LocalCluster: minutes.
+bench-scale: $(STAMP)
+	$(BIN)/python benchmarks/bench_scale.py --full
 
 $(BROWSER_STAMP): $(STAMP)
 	@command -v chromium > /dev/null || { \

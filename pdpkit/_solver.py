@@ -32,7 +32,300 @@ def _freeze(a: np.ndarray) -> np.ndarray:
     return a
 
 
+# ------------------------------------------------------------ rows in blocks
+#: Bytes of float64 per block of rows: a block stays in cache while a kernel reads it twice.
+_BLOCK_BYTES = 1 << 22
+#: Rows read over all passes since the counter was last reset (benchmarks: passes = rows / n).
+_ROWS_READ = [0]
+
+
+def _is_dask(a: Any) -> bool:
+    """Whether ``a`` is a Dask array (without importing dask)."""
+    return type(a).__module__.split(".")[0] == "dask" and hasattr(a, "chunks")
+
+
+class _Rows:
+    r"""The feature rows the solver sees, read block by block from ``X`` and never copied whole.
+
+    Row :math:`i` is :math:`x_i` (a row of ``X``: a numpy array, a ``numpy.memmap`` or a Dask
+    array), shrunk onto the ball of radius ``clip`` when it is longer (``clip``: a fixed map of
+    each record), then followed by the constant ``intercept`` when it is given (a virtual
+    column: the intercept costs no copy of ``X``). Every kernel sees one block of at most
+    ``block_rows`` such rows, materialized as float64: extra memory O(``block_rows`` · d).
+    """
+
+    def __init__(self, X: Any, *, intercept: float | None = None, clip: float | None = None,
+                 block_rows: int | None = None) -> None:
+        self.X = X
+        n, p = X.shape
+        self.n, self.p = int(n), int(p)
+        self.intercept = None if intercept is None else float(intercept)
+        self.clip = None if clip is None else float(clip)
+        self.d = self.p + (self.intercept is not None)
+        self.dask = _is_dask(X)
+        self.block_rows = int(block_rows) if block_rows else max(256, _BLOCK_BYTES // (8 * max(self.d, 1)))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n, self.d)
+
+    def like(self, X: Any) -> _Rows:
+        """The same row map on other raw rows ``X`` (a subset, or targets)."""
+        return _Rows(X, intercept=self.intercept, clip=self.clip, block_rows=self.block_rows)
+
+    def meta(self) -> _Rows:
+        """The row map without the data (what a Dask task carries)."""
+        return self.like(np.empty((0, self.p)))
+
+    def head_or_every(self, k: int) -> tuple[_Rows, slice]:
+        """About 1/k of the rows for a warm start: every k-th row in memory, the first n/k otherwise."""
+        m = self.n // k
+        sl = slice(None, None, k) if (type(self.X) is np.ndarray) else slice(0, m)
+        return self.like(self.X[sl]), sl
+
+    def effective(self, Xc: Any) -> np.ndarray:
+        """One block of raw rows as the rows the model is fitted on (float64, clipped, intercept)."""
+        Xc = np.asarray(Xc)
+        if Xc.dtype != np.float64:
+            Xc = Xc.astype(np.float64)
+        if self.clip is not None and Xc.shape[0]:
+            norms = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
+            if np.any(norms > self.clip * (1.0 + 1e-12)):
+                Xc = Xc * np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))[:, None]
+        if self.intercept is not None:
+            out = np.empty((Xc.shape[0], self.d))
+            out[:, :self.p] = Xc
+            out[:, self.p] = self.intercept
+            return out
+        return Xc
+
+    def materialize(self) -> np.ndarray:
+        """All rows as one array (only for small data: the vectorized density of many points)."""
+        if self.dask:
+            return self.effective(self.X.compute())
+        return self.effective(self.X)
+
+
+def _as_rows(X: Any) -> _Rows:
+    """A :class:`_Rows` for an array-like, a memmap, a Dask array or a :class:`_Rows` (returned as is)."""
+    if isinstance(X, _Rows):
+        return X
+    if _is_dask(X):
+        return _Rows(X)
+    return _Rows(np.asarray(X))
+
+
+def _sum_parts(a: Any, b: Any) -> Any:
+    """Elementwise sum of two kernel results (tuples of arrays, floats or None)."""
+    if isinstance(a, tuple):
+        return tuple(_sum_parts(u, v) for u, v in zip(a, b, strict=True))
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _apply_blocks(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tuple, combine: Any) -> Any:
+    """A kernel over one (possibly large) block, in sub-blocks of ``meta.block_rows`` rows."""
+    Xc = np.asarray(Xc)
+    k = meta.block_rows
+    acc = None
+    for s in range(0, max(Xc.shape[0], 1), k):
+        part = kernel(meta.effective(Xc[s:s + k]), None if yc is None else np.asarray(yc[s:s + k]), off + s, *args)
+        acc = part if acc is None else combine(acc, part)
+    return acc
+
+
+def _map_reduce(rows: _Rows, y: Any, kernel: Any, args: tuple = (), combine: Any = _sum_parts) -> Any:
+    """``combine`` over blocks of ``kernel(block, y_block, offset, *args)``: one pass over the rows.
+
+    numpy and memmap: sequential blocks in this process. Dask: one task per chunk of rows on
+    the workers, then a binary tree of ``combine`` (only the kernels' small results travel).
+    """
+    _ROWS_READ[0] += rows.n
+    if rows.dask:
+        return _dask_map_reduce(rows, y, kernel, args, combine)
+    X = rows.X
+    if rows.n == 0:
+        return kernel(rows.effective(X[:0]), None if y is None else y[:0], 0, *args)
+    acc = None
+    k = rows.block_rows
+    for s in range(0, rows.n, k):
+        part = kernel(rows.effective(X[s:s + k]), None if y is None else y[s:s + k], s, *args)
+        acc = part if acc is None else combine(acc, part)
+    return acc
+
+
+def _dask_blocks(rows: _Rows, y: Any) -> tuple[list, list, list]:
+    X = rows.X
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    xb = list(X.to_delayed().ravel())
+    sizes = X.chunks[0]
+    offs = [int(v) for v in np.cumsum((0,) + tuple(sizes))[:-1]]
+    if y is None:
+        yb = [None] * len(xb)
+    elif _is_dask(y):
+        yb = list(y.rechunk((sizes,)).to_delayed().ravel())
+    else:
+        yb = [y[o:o + c] for o, c in zip(offs, sizes, strict=True)]
+    return xb, yb, offs
+
+
+def _dask_map_reduce(rows: _Rows, y: Any, kernel: Any, args: tuple, combine: Any) -> Any:
+    import dask
+
+    xb, yb, offs = _dask_blocks(rows, y)
+    meta = rows.meta()
+    parts = [dask.delayed(_apply_blocks, pure=True)(meta, b, c, o, kernel, args, combine)
+             for b, c, o in zip(xb, yb, offs, strict=True)]
+    while len(parts) > 1:
+        parts = [dask.delayed(combine, pure=True)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return dask.compute(parts[0])[0]
+
+
+def _map_rows(rows: _Rows, y: Any, kernel: Any, args: tuple = (), ncols: int = 1) -> np.ndarray:
+    """Per-row outputs ``kernel(block, y_block, offset, *args)`` (shape (k,) or (k, ncols)) for every row.
+
+    numpy: filled block by block into the result (n or n x ncols floats). Dask: ``map_blocks``
+    on the workers, the per-row results gathered into this process.
+    """
+    _ROWS_READ[0] += rows.n
+    shape = (rows.n,) if ncols == 1 else (rows.n, ncols)
+    if rows.dask:
+        import dask
+
+        xb, yb, offs = _dask_blocks(rows, y)
+        meta = rows.meta()
+        parts = [dask.delayed(_apply_rows, pure=True)(meta, b, c, o, kernel, args) for b, c, o in zip(xb, yb, offs, strict=True)]
+        res = dask.compute(*parts)
+        return np.concatenate(res) if res else np.empty(shape)
+    out = np.empty(shape)
+    k = rows.block_rows
+    for s in range(0, rows.n, k):
+        out[s:s + k] = kernel(rows.effective(rows.X[s:s + k]), None if y is None else y[s:s + k], s, *args)
+    return out
+
+
+def _apply_rows(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tuple) -> np.ndarray:
+    Xc = np.asarray(Xc)
+    k = meta.block_rows
+    outs = [kernel(meta.effective(Xc[s:s + k]), None if yc is None else np.asarray(yc[s:s + k]), off + s, *args)
+            for s in range(0, Xc.shape[0], k)]
+    return np.concatenate(outs) if outs else np.empty(0)
+
+
+def _spool_chunks(chunks: Any, *, directory: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows from an iterable of ``(X_chunk, y_chunk)`` pairs as a read-only memmap and a label array.
+
+    For a reader that streams a file in chunks (the command line's CSV reader): one pass over
+    the chunks, memory O(chunk + n) (the labels), the features written to an unlinked
+    temporary file in ``directory`` (default: the system's) and mapped back, so the fit and
+    the report read them by blocks without holding them. All chunks must have the same
+    number of columns; ``ValueError`` otherwise, naming the chunk.
+    """
+    import os
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="pdpkit-rows-", suffix=".f8", dir=directory)
+    ys: list[np.ndarray] = []
+    n = 0
+    d = None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for i, (Xc, yc) in enumerate(chunks):
+                Xc = np.ascontiguousarray(Xc, dtype=np.float64)
+                yc = np.asarray(yc).ravel()
+                if Xc.ndim != 2 or (d is not None and Xc.shape[1] != d) or yc.shape[0] != Xc.shape[0]:
+                    raise ValueError(f"chunk {i} has shape {Xc.shape} with {yc.shape[0]} labels; every chunk "
+                                     f"needs the same columns ({d}) and one label per row")
+                d = Xc.shape[1]
+                fh.write(Xc.tobytes())
+                ys.append(yc)
+                n += Xc.shape[0]
+        if d is None or n == 0:
+            raise ValueError("chunks must hold at least one row")
+        X = np.memmap(path, dtype=np.float64, mode="r", shape=(n, d))
+    finally:
+        os.unlink(path)  # the mapping keeps the data; nothing is left behind
+    return X, np.concatenate(ys)
+
+
+# ------------------------------------------------------------ data checks, by blocks
+def _k_check(Xe: np.ndarray, yc: Any, off: int, loss: Any, yname: str) -> tuple:
+    """(all finite, largest squared row norm, its row) of a block; the block's labels are checked."""
+    if yc is not None and loss is not None:
+        loss.check_labels(yc, yname)
+    if Xe.shape[0] == 0:
+        return (True, -1.0, -1)
+    sq = np.einsum("ij,ij->i", Xe, Xe)
+    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
+    i = int(np.argmax(sq)) if finite else 0
+    return (finite, float(sq[i]), off + i)
+
+
+def _comb_check(a: tuple, b: tuple) -> tuple:
+    best = a if a[1] >= b[1] else b
+    return (a[0] and b[0], best[1], best[2])
+
+
+def _k_count_over(Xe: np.ndarray, yc: Any, off: int, limit2: float) -> int:
+    return int(np.count_nonzero(np.einsum("ij,ij->i", Xe, Xe) > limit2))
+
+
+def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname: str = "y") -> tuple[_Rows, Any, tuple]:
+    """Rows and labels checked in one pass: finite, labels in the loss's domain, the largest row norm.
+
+    ``X`` may be array-like, a memmap, a Dask array or a :class:`_Rows`; ``y`` stays a Dask
+    array when it is one. Returns (rows, y, (finite, largest squared norm, its row)).
+    """
+    if isinstance(X, _Rows):
+        rows = X
+    elif _is_dask(X):
+        if X.ndim != 2:
+            raise ValueError(f"{xname} must have 2 dimension(s); got shape {X.shape}")
+        if X.dtype.kind not in "fiub":
+            raise TypeError(f"{xname} must be numeric (array-like of floats); got {X.dtype}")
+        rows = _Rows(X)
+    else:
+        try:
+            raw = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{xname} must be numeric (array-like of floats); got {type(X).__name__}") from exc
+        if raw.dtype.kind not in "fiub":
+            raw = as_finite_array(raw, xname)  # raises for text; converts objects
+        if raw.ndim != 2:
+            raise ValueError(f"{xname} must have 2 dimension(s); got shape {raw.shape}")
+        rows = _Rows(raw)
+    if _is_dask(y):
+        if y.ndim != 1:
+            raise ValueError(f"{yname} must be one-dimensional; got shape {y.shape}")
+        y_arr = y
+    else:
+        y_arr = np.asarray(y)
+        if y_arr.ndim != 1:
+            raise ValueError(f"{yname} must be one-dimensional; got shape {y_arr.shape}")
+    if y_arr.shape[0] != rows.n:
+        raise ValueError(f"{yname} must have one label per row of {xname}: {xname} has {rows.n} rows, "
+                         f"{yname} has {y_arr.shape[0]}")
+    if not _is_dask(y_arr) and loss is not None:
+        y_arr = loss.check_labels(y_arr, yname)
+        lab_loss = None
+    else:
+        lab_loss = loss
+    if rows.p == 0:
+        raise ValueError(f"{xname} must have at least one column")
+    stats = _map_reduce(rows, y_arr if lab_loss is not None else None, _k_check, (lab_loss, yname),
+                        combine=_comb_check)
+    if not stats[0]:
+        raise ValueError(f"{xname} must be finite (no NaN or inf)")
+    return rows, y_arr, stats
+
+
 def _check_data(X: Any, y: Any, loss: GLMLoss, *, xname: str = "X", yname: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """X as a finite float64 (n, d) array and y checked by the loss (for the in-memory analyses)."""
     X = as_finite_array(X, xname, ndim=2)
     y_arr = np.asarray(y)
     if y_arr.ndim != 1:
@@ -45,19 +338,18 @@ def _check_data(X: Any, y: Any, loss: GLMLoss, *, xname: str = "X", yname: str =
     return X, y_arr
 
 
-def _check_norm_bound(X: np.ndarray, norm_bound: Any, xname: str = "X") -> float:
+def _check_norm_bound(X: Any, norm_bound: Any, xname: str = "X", stats: tuple | None = None) -> float:
     R = float(check_positive(norm_bound, "norm_bound"))
-    if X.shape[0]:
-        sq = np.einsum("ij,ij->i", X, X)
-        i = int(np.argmax(sq))
-        worst = float(np.sqrt(sq[i]))
+    rows = _as_rows(X)
+    if rows.n:
+        if stats is None:
+            stats = _map_reduce(rows, None, _k_check, (None, "y"), combine=_comb_check)
+        worst = float(np.sqrt(stats[1]))
         if worst > R * (1.0 + 1e-12):
-            over = int(np.count_nonzero(sq > (R * (1.0 + 1e-12)) ** 2))
-            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; row {i} has norm "
-                             f"{worst:.12g} (the largest; {over} row(s) exceed the bound)")
+            over = int(_map_reduce(rows, None, _k_count_over, ((R * (1.0 + 1e-12)) ** 2,)))
+            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; row {stats[2]} has "
+                             f"norm {worst:.12g} (the largest; {over} row(s) exceed the bound)")
     return R
-
-
 
 
 def _check_general_targets(target_grad: Any, target_hessian: Any, d: int) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -140,15 +432,89 @@ class _NoConvergence(RuntimeError):
     pass
 
 
-def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
+# ------------------------------------------------------------ one pass: value, gradient, Hessian
+def _margins(Xe: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """Xe @ T for a few columns, one matrix-vector product each (BLAS's GEMM is slow on two columns)."""
+    Z = np.empty((Xe.shape[0], T.shape[1]), order="F")
+    for j in range(T.shape[1]):
+        np.dot(Xe, T[:, j], out=Z[:, j])
+    return Z
+
+
+def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, want_h: bool) -> tuple:
+    """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1]."""
+    d = Xe.shape[1]
+    if Xe.shape[0] == 0:
+        return (0.0, np.zeros(d), np.zeros((d, d), order="F") if want_h else None, 0.0)
+    Z = _margins(Xe, T)
+    z = Z[:, 0]
+    d1, d2 = loss._d1_d2(z, yc)
+    fs = float(np.sum(loss._value(z, yc)))
+    g = Xe.T @ d1
+    H = None
+    if want_h:
+        B = Xe * np.sqrt(d2)[:, None]
+        # B.T is F-contiguous (d, k): SYRK forms B.T @ B without a transposed copy
+        H = dsyrk(1.0, B.T, trans=0, lower=0)
+    mv = float(np.max(np.abs(Z[:, 1]))) if T.shape[1] > 1 else 0.0
+    return (fs, g, H, mv)
+
+
+def _comb_eval(a: tuple, b: tuple) -> tuple:
+    return (a[0] + b[0], a[1] + b[1], _sum_parts(a[2], b[2]), max(a[3], b[3]))
+
+
+def _evaluate(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: float, b: np.ndarray, weight: float,
+              want_h: bool, p: np.ndarray | None = None) -> tuple:
+    r"""One pass at ``theta``: objective, its rounding scale, gradient, Hessian (upper, or None), max :math:`|x_i^\top p|`."""
+    T = theta[:, None] if p is None else np.column_stack([theta, p])
+    fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h)), combine=_comb_eval)
+    vals = weight * fs
+    reg = 0.5 * lam * float(theta @ theta)
+    lin = float(b @ theta)
+    F = vals + reg + lin
+    Fscale = abs(vals) + abs(reg) + abs(lin) + 1.0  # the losses are >= 0
+    g = weight * gd + lam * theta + b
+    H = None
+    if want_h:
+        H = np.asfortranarray(Hu * weight if weight != 1.0 else Hu)
+        H[np.diag_indices(theta.shape[0])] += lam
+    return F, Fscale, g, H, mv
+
+
+def _hessian_rows(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: float, weight: float = 1.0) -> np.ndarray:
+    """Upper triangle of weight * X^T diag(f''(X theta)) X + lam I, by blocks (one pass)."""
+    return _evaluate(rows, y, loss, theta, lam, np.zeros_like(theta), weight, True)[3]
+
+
+def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray) -> np.ndarray:
+    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block."""
+    if Xe.shape[0] == 0:
+        return np.zeros(Xe.shape[1])
+    Z = _margins(Xe, T)
+    d2 = loss._d1_d2(Z[:, 0], yc)[1]
+    return Xe.T @ (d2 * Z[:, 1])
+
+
+# Large-n shortcuts (see _newton): about 1/_SUB_FRACTION of the rows is used for a warm
+# start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
+_SUB_FRACTION = 16
+_SUB_MIN_ROWS_PER_DIM = 10
+_SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
+_CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
+
+
+def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
     r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
 
+    Every evaluation is one pass over the rows (:func:`_evaluate`: objective, gradient and,
+    when asked, the Hessian, by blocks); nothing of size n is kept between passes.
     ``method="newton"``: each step solves the Newton system with a Cholesky factorization.
     Three cost-saving rules leave the fixed point and the stopping test (the float64 gradient
     on all the data) untouched:
 
     * for large :math:`n` the iteration is warm-started at the minimizer of the same objective
-      on a fixed random sixteenth of the rows (loss weighted by 16), itself computed this way;
+      on about a sixteenth of the rows (loss weighted accordingly), itself computed this way;
     * far from the minimizer (while a step moves some margin :math:`x_i^\top\theta` by more
       than :math:`0.5/c`, :math:`c` the loss's self-concordance constant) the Hessian is
       estimated on that sixteenth: there the step is limited by the nonlinearity, not by the
@@ -156,31 +522,34 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
       Hessian for good;
     * near the minimizer a factorization is reused while the margins have moved by less than
       :math:`0.05/c` since it was computed (the Hessian has then changed by less than about 5%,
-      by quasi-self-concordance, Asi, Duchi & Talwar, Lemma 2.1 (i)).
+      by quasi-self-concordance, Asi, Duchi & Talwar, Lemma 2.1 (i)). While steps keep
+      asking for a new Hessian, it is formed in the same pass as the trial point's gradient.
 
-    ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products.
-    With ``warm_move`` set (warm-start use), the iteration stops as soon as a full step moves
-    no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
+    ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products
+    (one pass each). With ``warm_move`` set (warm-start use), the iteration stops as soon as a
+    full step moves no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
     """
-    n, d = X.shape
+    n, d = rows.shape
     c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
     m_sub = n // _SUB_FRACTION
     use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
-    if use_sub:
-        idx = np.sort(np.random.default_rng(0x5EED).choice(n, m_sub, replace=False))
-        X_sub = X[idx]
-    if theta0 is None and use_sub:
+    # Newton-CG is warm-started the same way (no sub-sampled Hessians: its products are exact)
+    warm = use_sub or (method == "newton-cg" and m_sub >= d and 0 < c < math.inf and warm_move is None)
+    if use_sub or warm:
+        rows_sub, sl = rows.head_or_every(_SUB_FRACTION)
+        y_sub = y[sl]
+        w_sub = weight * n / rows_sub.n
+    if theta0 is None and warm:
         try:
-            theta0 = _newton(X_sub, y[idx], loss, lam, b, 0.0, 50, method, weight=weight * n / m_sub,
+            theta0 = _newton_rows(rows_sub, y_sub, loss, lam, b, 0.0, 50, method, weight=w_sub,
                              warm_move=_CHORD_DRIFT)[0]
         except _NoConvergence:  # pragma: no cover - a warm start is optional
             theta0 = None
-    theta = np.zeros(d) if theta0 is None else theta0
-    z = X @ theta
-    d1, d2 = loss._d1_d2(z, y)
-    g = weight * (X.T @ d1) + lam * theta + b
+    theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
+    forced = method == "newton" and not use_sub  # form the Hessian with the next evaluation
+    F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced)
     gnorm = float(np.linalg.norm(g))
-    F, Fscale = _objective(loss, z, y, theta, lam, b, weight)
+    g_ref = max(gnorm, 1e-300)  # the forcing terms of Newton-CG are relative to the first gradient
     n_iter = 0
     sub = use_sub
     factor = None
@@ -193,29 +562,30 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
         n_iter += 1
         if method == "newton":
             if sub:
-                factor = sla.cho_factor(_hessian(X_sub, d2[idx], lam, weight * n / m_sub), lower=False,
+                factor = sla.cho_factor(_hessian_rows(rows_sub, y_sub, loss, theta, lam, w_sub), lower=False,
                                         check_finite=False)
                 drift = math.inf  # a sub-sampled Hessian: refactor next time
-            elif factor is None or drift > _CHORD_DRIFT:
+            elif H is not None or factor is None or drift > _CHORD_DRIFT:
+                if H is None:
+                    H = _hessian_rows(rows, y, loss, theta, lam, weight)
                 try:
-                    factor = sla.cho_factor(_hessian(X, d2, lam, weight), lower=False, check_finite=False)
+                    factor = sla.cho_factor(H, lower=False, check_finite=False)
                 except np.linalg.LinAlgError:  # pragma: no cover - H >= lam I in exact arithmetic
                     raise _NoConvergence("the Hessian lost positive definiteness in floating point; "
                                          "increase lam") from None
                 drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
-            p = _cg_direction(X, weight * d2, lam, g)
-        Xp = X @ p
+            p = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref)
         gtp = float(g @ p)
         if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
-            p, Xp, gtp = -g, X @ -g, -gnorm * gnorm
+            p, gtp = -g, -gnorm * gnorm
             factor, drift = None, math.inf
+        want_h = forced and method == "newton" and not sub
         step = 1.0
         while True:
             th_new = theta + step * p
-            z_new = z + step * Xp
-            F_new, Fscale_new = _objective(loss, z_new, y, th_new, lam, b, weight)
+            F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p)
             # Armijo; when the predicted decrease is below the objective's rounding error the
             # comparison is meaningless and the full Newton step is taken.
             if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
@@ -225,11 +595,9 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
                 raise _NoConvergence(
                     "the solver's line search stalled above its gradient tolerance (the tolerance is below "
                     "what float64 resolves for this problem); increase grad_tol or lam")
-        theta, z, F, Fscale = th_new, z_new, F_new, Fscale_new
-        d1, d2 = loss._d1_d2(z, y)
-        g = weight * (X.T @ d1) + lam * theta + b
+        theta, F, Fscale, g, H = th_new, F_new, Fscale_new, g_new, H_new
         gnorm_new = float(np.linalg.norm(g))
-        move = c * step * float(np.max(np.abs(Xp))) if n else 0.0
+        move = c * step * mv if n else 0.0
         ratio = gnorm_new / gnorm if gnorm > 0 else 0.0
         gnorm = gnorm_new
         if warm_move is not None and step == 1.0 and move < warm_move:
@@ -240,21 +608,34 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
             drift += move
             if step < 1.0 or ratio > 0.25:
                 drift = math.inf  # refresh the factorization at the next step
-    return theta, z, d2, gnorm, n_iter
+        forced = drift > _CHORD_DRIFT
+    return theta, gnorm, n_iter, H
 
 
-def _cg_direction(X, w, lam, g, max_cg=None):
-    """Truncated conjugate gradients on H p = -g with H v = X^T (w * (X v)) + lam v."""
+def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None):
+    """:func:`_newton_rows` on an in-memory array, returning (theta, margins, f'' at theta, gradient norm, iterations)."""
+    theta, gnorm, n_iter, _H = _newton_rows(_as_rows(X), y, loss, lam, b, grad_tol, max_iter, method, weight=weight,
+                                            theta0=theta0)
+    z = X @ theta
+    return theta, z, loss._d1_d2(z, y)[1], gnorm, n_iter
+
+
+def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0):
+    """Truncated conjugate gradients on H p = -g with H v = w X^T (f'' * (X v)) + lam v (one pass per product).
+
+    Stops at the residual ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's choice relative
+    to the first gradient's norm ``g_ref``: superlinear convergence whatever the scale of the sum).
+    """
     d = g.shape[0]
     gnorm = float(np.linalg.norm(g))
-    forcing = min(0.5, math.sqrt(gnorm)) * gnorm
+    forcing = min(0.5, math.sqrt(gnorm / g_ref)) * gnorm
     max_cg = max_cg or min(d, 500)
     p = np.zeros(d)
     r = -g.copy()
     s = r.copy()
     rr = float(r @ r)
     for _ in range(max_cg):
-        Hs = X.T @ (w * (X @ s)) + lam * s
+        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, np.column_stack([theta, s]))) + lam * s
         alpha = rr / float(s @ Hs)
         p += alpha * s
         r -= alpha * Hs
@@ -266,17 +647,26 @@ def _cg_direction(X, w, lam, g, max_cg=None):
     return p
 
 
-def _closed_form_squared(X, y, lam, b, grad_tol, theta0=None):
-    n, _d = X.shape
-    H = _hessian(X, np.ones(n), lam)
+def _k_normal(Xe: np.ndarray, yc: Any, off: int) -> tuple:
+    """(upper X^T X, X^T y) of a block."""
+    d = Xe.shape[1]
+    if Xe.shape[0] == 0:
+        return (np.zeros((d, d), order="F"), np.zeros(d))
+    return (dsyrk(1.0, Xe.T, trans=0, lower=0), Xe.T @ yc)
+
+
+def _closed_form_squared(rows, y, loss, lam, b, grad_tol, theta0=None):
+    d = rows.d
+    XtX, Xty = _map_reduce(rows, y, _k_normal)
+    H = np.asfortranarray(XtX)
+    H[np.diag_indices(d)] += lam
     cf = sla.cho_factor(H, lower=False, check_finite=False)
-    theta = sla.cho_solve(cf, X.T @ y - b, check_finite=False) if theta0 is None else np.array(theta0)
+    theta = sla.cho_solve(cf, Xty - b, check_finite=False) if theta0 is None else np.array(theta0)
     for _ in range(4):  # iterative refinement in float64
-        z = X @ theta
-        g = X.T @ (z - y) + lam * theta + b
+        g = _evaluate(rows, y, loss, theta, lam, b, 1.0, False)[2]
         gnorm = float(np.linalg.norm(g))
         if gnorm <= grad_tol:
-            return theta, z, gnorm
+            return theta, gnorm, H
         theta = theta - sla.cho_solve(cf, g, check_finite=False)
     raise _NoConvergence(
         "the closed-form solution (squared loss) stayed above its gradient tolerance after iterative "
@@ -290,8 +680,15 @@ def _grad_scale(X: np.ndarray, y: np.ndarray, loss: GLMLoss) -> float:
     """
     if X.shape[0] == 0:
         return 1.0
-    lip = loss.lipschitz if math.isfinite(loss.lipschitz) else max(1.0, float(np.max(np.abs(y))))
-    return max(1.0, X.shape[0] * float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X)))) * lip)
+    if isinstance(X, _Rows) or _is_dask(X):
+        rows = _as_rows(X)
+        max_sq = _map_reduce(rows, None, _k_check, (None, "y"), combine=_comb_check)[1]
+        ymax = float(abs(y).max().compute()) if _is_dask(y) else float(np.max(np.abs(y)))
+    else:
+        max_sq = float(np.max(np.einsum("ij,ij->i", X, X)))
+        ymax = float(np.max(np.abs(y)))
+    lip = loss.lipschitz if math.isfinite(loss.lipschitz) else max(1.0, ymax)
+    return max(1.0, X.shape[0] * float(np.sqrt(max_sq)) * lip)
 
 
 # ------------------------------------------------------------ certified gradient
@@ -308,7 +705,54 @@ def _gamma(k: int, u: float = _U) -> float:
     return k * u / (1.0 - k * u)
 
 
-def _certified_gradient(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, b: np.ndarray,
+def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray) -> tuple:
+    """One block of the certified gradient: (sum f' x in long double, sum |x||f'|, error sum, sub-blocks, max rows)."""
+    d = Xe.shape[1]
+    k = max(64, min(_CERT_CHUNK, (1 << 22) // (16 * max(d, 1))))  # long double copies of O(4 MB)
+    acc = np.zeros(d, dtype=np.longdouble)
+    A = np.zeros(d)   # sum_i |x_ij| |f'_i|
+    E = np.zeros(d)   # sum_i |x_ij| * (bound on the error of f'_i: margin and evaluation)
+    ath = np.abs(theta)
+    th_long = theta.astype(np.longdouble)
+    beta = loss.smoothness
+    c_sc = loss.self_concordance
+    g_long = _gamma(d, _U_LONG)
+    squared = isinstance(loss, Squared)
+    nb = 0
+    for s in range(0, Xe.shape[0], k):
+        Xc = Xe[s:s + k]
+        Xl = Xc.astype(np.longdouble)
+        # the margins, accurate to long double, then rounded once (einsum: ~1.6x numpy's long double matmul)
+        z = np.einsum("ij,j->i", Xl, th_long).astype(np.float64)
+        ycc = yc[s:s + k]
+        d1, d2 = loss._d1_d2(z, ycc)
+        acc += Xl.T @ d1.astype(np.longdouble)
+        Ac = np.abs(Xc)
+        A += Ac.T @ np.abs(d1)
+        dz = g_long * (Ac @ ath) * (1.0 + 1e-3) + _U * np.abs(z)
+        if math.isfinite(c_sc) and c_sc >= 0:
+            curv = np.where(c_sc * dz < 1.0, np.minimum(beta, 1.01 * d2 * np.exp(np.minimum(c_sc * dz, 1.0))), beta)
+        else:  # pragma: no cover - every pdpkit loss is quasi-self-concordant
+            curv = beta
+        ev = _LOSS_ULPS * _U * np.abs(d1)
+        if squared:  # f' = z - y: the subtraction's error is relative to |z| + |y|
+            ev = ev + 2.0 * _U * (np.abs(z) + np.abs(ycc))
+        E += Ac.T @ (curv * dz + ev)
+        nb += 1
+    hi = acc.astype(np.float64)
+    # the long-double sum travels as two float64 words (portable between machines whose long
+    # double differs), with the unit roundoff of the machine that formed it
+    return (hi, (acc - hi).astype(np.float64), A, E, nb, min(k, Xe.shape[0]), _U_LONG)
+
+
+def _comb_cert(a: tuple, b: tuple) -> tuple:
+    s = (a[0].astype(np.longdouble) + a[1]) + (b[0].astype(np.longdouble) + b[1])
+    hi = s.astype(np.float64)
+    return (hi, (s - hi).astype(np.float64), a[2] + b[2], a[3] + b[3], a[4] + b[4], max(a[5], b[5]),
+            max(a[6], b[6], _U_LONG))
+
+
+def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray,
                         theta: np.ndarray) -> tuple[np.ndarray, float]:
     r"""The perturbed gradient :math:`\hat g \approx \nabla J(\theta; D) + b` and a rigorous bound on its error.
 
@@ -322,61 +766,61 @@ def _certified_gradient(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float,
     units in the last place (relative; for the squared loss, :math:`f' = z - y` is accurate to
     :math:`2u(|z| + |y|)`); the sum over rows
     :math:`\sum_i f'_i x_i` runs in long double (error :math:`\le\gamma^{\rm long}_{k+B}\sum_i|x_{ij}||f'_i|`
-    for blocks of :math:`k` rows and :math:`B` blocks), and the final additions in float64.
-    Every bound is per coordinate, in absolute values, inflated by 1 % for the rounding of
-    the bound itself.
+    for blocks of at most :math:`k` rows and :math:`B` blocks summed in any order: one after
+    another in a process, or as a tree of partial sums across Dask workers; the partial sums
+    travel as two float64 words and the bound takes the coarsest long double among the machines
+    that summed, so a cluster whose workers' long double is only float64 stays rigorous), and the final
+    additions in float64. The rows are read block by block (the rows the model is fitted on,
+    intercept and clipping included: :class:`_Rows`). Every bound is per coordinate, in
+    absolute values, inflated by 1 % for the rounding of the bound itself.
     """
-    n, d = X.shape
-    k = _CERT_CHUNK
-    acc = np.zeros(d, dtype=np.longdouble)
-    A = np.zeros(d)   # sum_i |x_ij| |f'_i|
-    E = np.zeros(d)   # sum_i |x_ij| * (bound on the error of f'_i: margin and evaluation)
-    ath = np.abs(theta)
-    th_long = theta.astype(np.longdouble)
+    rows = _as_rows(X)
+    n, d = rows.shape
     beta = loss.smoothness
-    c_sc = loss.self_concordance
-    g_long = _gamma(d, _U_LONG)
-    squared = isinstance(loss, Squared)
-    for s in range(0, n, k):
-        Xc = X[s:s + k]
-        Xl = Xc.astype(np.longdouble)
-        z = (Xl @ th_long).astype(np.float64)  # the margins, accurate to long double, then rounded once
-        yc = y[s:s + k]
-        d1, d2 = loss._d1_d2(z, yc)
-        acc += Xl.T @ d1.astype(np.longdouble)
-        Ac = np.abs(Xc)
-        A += Ac.T @ np.abs(d1)
-        dz = g_long * (Ac @ ath) * (1.0 + 1e-3) + _U * np.abs(z)
-        if math.isfinite(c_sc) and c_sc >= 0:
-            curv = np.where(c_sc * dz < 1.0, np.minimum(beta, 1.01 * d2 * np.exp(np.minimum(c_sc * dz, 1.0))), beta)
-        else:  # pragma: no cover - every pdpkit loss is quasi-self-concordant
-            curv = beta
-        ev = _LOSS_ULPS * _U * np.abs(d1)
-        if squared:  # f' = z - y: the subtraction's error is relative to |z| + |y|
-            ev = ev + 2.0 * _U * (np.abs(z) + np.abs(yc))
-        E += Ac.T @ (curv * dz + ev)
-    S = acc.astype(np.float64)
+    if n == 0:
+        hi, lo, A, E, blocks, k, u_long = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d), 0, 1, _U_LONG
+    else:
+        hi, lo, A, E, blocks, k, u_long = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
+    u_long = max(u_long, _U_LONG)  # the coarsest long double among the machines that summed
+    S = hi + lo
     g = S + lam * theta + b
-    blocks = -(-n // k) if n else 0
-    err = (_gamma(min(k, max(n, 1)) + blocks + 1, _U_LONG) * A + _U * np.abs(S) + E
+    err = (_gamma(max(k, 1) + blocks + 1, u_long) * A + _U * np.abs(S) + E
            + 3.0 * _U * (np.abs(S) + np.abs(lam * theta) + np.abs(b)))
     if not (math.isfinite(beta) and np.all(np.isfinite(err))):  # pragma: no cover
         return g, math.inf
     return g, 1.01 * float(np.linalg.norm(err)) * (1.0 + _gamma(d + 1))
 
 
+#: Cost model of method="auto": a Hessian pass (n d^2 flops in SYRK) costs about
+#: d / _HESSIAN_PASS_RATIO gradient passes (8 n d bytes read); Newton needs about two exact
+#: Hessians near the minimizer, Newton-CG about _CG_PASSES Hessian-vector passes in all
+#: (measured single-threaded at n = 1e5: Newton-CG is cheaper from d of about 150 on).
+_HESSIAN_PASS_RATIO = 10.0
+_CG_PASSES = 30.0
+
+
+def _auto_method(loss: GLMLoss, n: int, d: int) -> str:
+    """The solver by cost: closed form (squared loss), full Newton while Hessians are cheap, Newton-CG beyond."""
+    if isinstance(loss, Squared):
+        return "closed-form"
+    hessians = 2.0 * d / _HESSIAN_PASS_RATIO
+    return "newton" if hessians <= _CG_PASSES and d <= _NEWTON_MAX_D else "newton-cg"
+
+
 def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, certify=True):
     r"""Minimize :math:`J(\theta; D) + b^\top\theta` until :math:`\|\nabla J + b\| \le` ``grad_tol`` (absolute).
 
+    ``X``: an array, a memmap, a Dask array or a :class:`_Rows` (read by blocks, never copied).
     With ``certify`` (every private use), the bound holds for the *true* gradient at the
     returned float64 point: the computed norm plus :func:`_certified_gradient`'s rounding
     bound is at most ``grad_tol``. The iteration aims at half the tolerance, then certifies;
     if rounding alone would exceed half of it, ``RuntimeError`` asks for a larger
     ``grad_tol`` (the message holds no number computed from the data).
     """
-    n, d = X.shape
+    rows = _as_rows(X)
+    n, d = rows.shape
     if method == "auto":
-        method = "closed-form" if isinstance(loss, Squared) else ("newton" if d <= _NEWTON_MAX_D else "newton-cg")
+        method = _auto_method(loss, n, d)
     if method not in ("closed-form", "newton", "newton-cg"):
         raise ValueError(f"method must be 'auto', 'newton', 'newton-cg' or 'closed-form'; got {method!r}")
     if method == "closed-form" and not isinstance(loss, Squared):
@@ -384,18 +828,18 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
     target = 0.5 * grad_tol if certify else grad_tol
     theta = None
     n_iter = 0
+    H = None
     try:
         for _attempt in range(4):
             if method == "closed-form":
-                theta, _z, gnorm = _closed_form_squared(X, y, lam, b, target, theta0=theta)
-                w = np.ones(n)
+                theta, gnorm, H = _closed_form_squared(rows, y, loss, lam, b, target, theta0=theta)
             else:
-                theta, _z, w, gnorm, it = _newton(X, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
-                                                  theta0=theta)
+                theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
+                                              theta0=theta)
                 n_iter += it
             if not certify:
                 break
-            g, err = _certified_gradient(X, y, loss, lam, b, theta)
+            g, err = _certified_gradient(rows, y, loss, lam, b, theta)
             gnorm = float(np.linalg.norm(g))
             if gnorm + err <= grad_tol:
                 break
@@ -404,9 +848,14 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
                     f"grad_tol={grad_tol:g} is below what float64 can certify for data of this size; "
                     "increase grad_tol (the output noise pays for it)")
             target = 0.25 * (grad_tol - err)
+            H = None
         else:
             raise _NoConvergence("the solver could not certify its gradient tolerance; increase grad_tol or lam")
     except _NoConvergence as exc:
         raise RuntimeError(str(exc)) from None
-    chol = _chol_lower(_hessian(X, w, lam)) if want_hessian else None
+    chol = None
+    if want_hessian:
+        if H is None:
+            H = _hessian_rows(rows, y, loss, theta, lam)
+        chol = _chol_lower(H)
     return theta, gnorm, grad_tol, n_iter, method, chol

@@ -23,6 +23,7 @@ __all__ = [
     "as_generator",
     "check_member_flags",
     "check_member_records",
+    "check_json_keys",
 ]
 
 
@@ -186,3 +187,19 @@ def check_member_records(X: np.ndarray, y: np.ndarray, tx: np.ndarray, ty: np.nd
         raise ValueError(f"target_x[{j}] (with target_y[{j}]) is not a record of (X, y), but member=True for it "
                          f"({int(np.count_nonzero(~found))} member target(s) not found): a removal analysis "
                          "needs a record of the data set; pass member=False to analyse adding it")
+
+
+def check_json_keys(data: Any, where: str, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """A JSON object with every ``required`` field and no field outside ``required`` and ``optional``.
+
+    ``TypeError`` if ``data`` is not a dict; ``ValueError`` naming ``where`` and the unknown
+    (with the allowed) or the missing fields otherwise. Shared by the strict JSON readers.
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be a JSON object; got {type(data).__name__}")
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        raise ValueError(f"{where} has unknown field(s) {unknown} (allowed: {sorted(required + optional)})")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ValueError(f"{where} lacks the field(s) {missing}")

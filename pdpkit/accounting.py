@@ -184,7 +184,23 @@ def _log_delta(eps: np.ndarray, eps0: float, a: float) -> np.ndarray:
 
 def objpert_log_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, sigma: float,
                       sharp: bool = False) -> np.ndarray:
-    r"""Natural logarithm of :func:`objpert_delta`, accurate where δ underflows (far tail)."""
+    r"""Natural logarithm of :func:`objpert_delta`, accurate where δ underflows (far tail).
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
     out = _log_delta(e.ravel(), eps0, a).reshape(e.shape)
@@ -280,6 +296,21 @@ def objpert_epsilon(delta: ArrayLike, *, L: float, beta: float, lam: float, sigm
     Where δ(0) ≤ δ already (a tiny ``L/sigma`` with a small log-determinant constant: the
     privacy loss is then below δ at ε = 0) the answer is 0 — the profile is defined for
     negative ε too, but a privacy guarantee's ε is not. Vectorized over ``delta`` in (0, 1).
+
+    Parameters
+    ----------
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     d = np.atleast_1d(check_probability(delta, "delta")).astype(float)
@@ -330,6 +361,21 @@ def objpert_sigma(eps: float, delta: float, *, L: float, beta: float, lam: float
     ``ValueError`` names ``lam`` (increase it). The result is rounded up. ``eps`` and
     ``delta`` are single numbers; ``eps`` up to 1e300 (σ is then tiny), and a σ beyond the
     float range (a huge ``L`` with a tiny δ) is a ``ValueError``.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps = scalar_positive(eps, "eps")
     delta = scalar_probability(delta, "delta")
@@ -382,6 +428,21 @@ def objpert_lambda(eps: float, delta: float, *, L: float, beta: float, sigma: fl
     names ``sigma`` (increase it). Solved by bisection on :math:`\varepsilon_0`, rounded up.
     Where the smallest λ is below the float range (a huge ε), the smallest positive normal
     float is returned (it satisfies the guarantee).
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps = scalar_positive(eps, "eps")
     delta = scalar_probability(delta, "delta")
@@ -453,6 +514,21 @@ def objpert_calibrate(eps: float, delta: float, *, L: float, beta: float, f: flo
     then the smallest valid λ (:func:`objpert_lambda`, solved, not searched on a grid).
     ``f > 1`` is needed for a finite λ; for a small ε it must be larger (about 2 as ε → 0,
     where ObjPert's δ(0) is twice the Gaussian mechanism's): a ``ValueError`` names ``f``.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    f : float, default 1.3
+        Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps = scalar_positive(eps, "eps")
     delta = scalar_probability(delta, "delta")
@@ -494,6 +570,21 @@ def objpert_rdp(alpha: ArrayLike, *, L: float, beta: float, lam: float, sigma: f
     with the half-normal moment generating function. At α = 1 it is the limit
     :math:`\varepsilon_0 + a^2/2 + a\sqrt{2/\pi}` (the source's α = 1 line instead
     evaluates the moment generating function at 1). Vectorized over α ≥ 1.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Rényi order α ≥ 1.
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     al = np.atleast_1d(as_finite_array(alpha, "alpha")).astype(float)
@@ -534,6 +625,15 @@ def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, *, delta: float) -> tuple[
     :math:`\varepsilon = \rho(\alpha) + \log(1 - 1/\alpha) - \log(\delta\alpha)/(\alpha - 1)`
     (Canonne, Kamath & Steinke 2020, Prop 12), evaluated by
     ``dp_accounting.rdp.rdp_privacy_accountant.compute_epsilon``.
+
+    Parameters
+    ----------
+    orders : array_like
+        Rényi orders α > 1 at which the RDP curve is given or evaluated.
+    rdp : array_like
+        Rényi DP ε(α) at the given orders.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
@@ -545,7 +645,17 @@ def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, *, delta: float) -> tuple[
 
 def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, *, eps: float) -> tuple[float, float]:
     r"""(δ, order): the smallest δ over the orders for a target ε (the same conversion, inverted),
-    by ``dp_accounting.rdp.rdp_privacy_accountant.compute_delta``."""
+    by ``dp_accounting.rdp.rdp_privacy_accountant.compute_delta``.
+
+    Parameters
+    ----------
+    orders : array_like
+        Rényi orders α > 1 at which the RDP curve is given or evaluated.
+    rdp : array_like
+        Rényi DP ε(α) at the given orders.
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    """
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
     eps = scalar_nonnegative(eps, "eps")
@@ -572,7 +682,23 @@ def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, *, eps: float) -> tuple[floa
 
 def objpert_epsilon_rdp(delta: float, *, L: float, beta: float, lam: float, sigma: float,
                         sharp: bool = False) -> tuple[float, float]:
-    r"""(ε, α): Thm 3.2 converted to (ε, δ) by the improved conversion, minimized over continuous α > 1."""
+    r"""(ε, α): Thm 3.2 converted to (ε, δ) by the improved conversion, minimized over continuous α > 1.
+
+    Parameters
+    ----------
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    """
     delta = scalar_probability(delta, "delta")
     eps0, a = _constants(L, beta, lam, sigma, sharp)
 
@@ -605,6 +731,13 @@ class ObjPertDominatingPair:
     where :math:`P` has none (privacy loss :math:`-\infty`). The privacy loss
     :math:`\log p/q = c + a t` is exactly the dominating variable :math:`Y`, so
     :math:`H_{e^\varepsilon}(P\|Q)` is :func:`objpert_delta` for every ε.
+
+    Attributes
+    ----------
+    eps0 : float
+        The constant ε₀ of the dominating privacy loss :math:`Y = \varepsilon_0 + a^2/2 + a|Z|` (module docstring).
+    a : float
+        The slope a = L/σ of Y in :math:`|Z|`.
     """
 
     eps0: float
@@ -621,24 +754,56 @@ class ObjPertDominatingPair:
         return float(-np.expm1(-self.eps0 + math.log(2.0) + special.log_ndtr(-self.a)))
 
     def pdf_p(self, t: ArrayLike) -> np.ndarray:
-        """Density of :math:`P` (half-normal) at ``t``."""
+        """Density of :math:`P` (half-normal) at ``t``.
+
+        Parameters
+        ----------
+        t : array_like
+            Point(s) of the real line at which to evaluate.
+        """
         t = np.asarray(t, dtype=float)
         return np.where(t >= 0, 2.0 * np.exp(-0.5 * t * t) / math.sqrt(2 * math.pi), 0.0)
 
     def pdf_q(self, t: ArrayLike) -> np.ndarray:
-        """Density of the continuous part of :math:`Q` at ``t``."""
+        """Density of the continuous part of :math:`Q` at ``t``.
+
+        Parameters
+        ----------
+        t : array_like
+            Point(s) of the real line at which to evaluate.
+        """
         t = np.asarray(t, dtype=float)
         u = t + self.a
         return np.where(t >= 0, 2.0 * np.exp(0.5 * self.a**2 - self.c - 0.5 * u * u) / math.sqrt(2 * math.pi), 0.0)
 
     def privacy_loss(self, t: ArrayLike) -> np.ndarray:
-        """:math:`\\log p(t)/q(t) = c + a t`."""
+        """:math:`\\log p(t)/q(t) = c + a t`.
+
+        Parameters
+        ----------
+        t : array_like
+            Point(s) of the real line at which to evaluate.
+        """
         return self.c + self.a * np.asarray(t, dtype=float)
 
 
 def objpert_dominating_pair(*, L: float, beta: float, lam: float, sigma: float,
                             sharp: bool = False) -> ObjPertDominatingPair:
-    """The dominating pair of :class:`ObjPertDominatingPair` for these parameters."""
+    """The dominating pair of :class:`ObjPertDominatingPair` for these parameters.
+
+    Parameters
+    ----------
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     return ObjPertDominatingPair(eps0=eps0, a=a)
 
@@ -666,6 +831,23 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
     at or below the smallest privacy loss :math:`c = \varepsilon_0 + a^2/2`, where δ is exactly
     linear in :math:`e^\varepsilon`, and stops where :math:`\delta \le` ``tail_mass``; what is left is
     put at :math:`+\infty` (counted in δ). The result is pessimistic, alone and composed.
+
+    Parameters
+    ----------
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    value_discretization_interval : float, default 0.0001
+        Discretization interval of dp_accounting's privacy-loss distribution (smaller: tighter and slower).
+    tail_mass : float, default 1e-15
+        Probability mass of the profile's tail that dp_accounting may truncate (added to δ pessimistically).
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
@@ -703,10 +885,29 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
 
 def objpert_delta_composed(eps: ArrayLike, *, k: int, L: float, beta: float, lam: float, sigma: float,
                            sharp: bool = False, value_discretization_interval: float = 1e-4) -> np.ndarray:
-    r"""δ(ε) of ``k`` adaptive compositions of ObjPert (Redberg, Koskela & Wang 2023, Lemma D.7, eq. D.11).
+    r"""δ(ε) of ``k`` adaptive compositions of ObjPert (Redberg, Koskela & Wang 2023, Lemma D.7 and equation D.11).
 
     The PLD of :func:`objpert_pld` composed ``k`` times by FFT in dp_accounting
     (pessimistic). ``k = 1`` returns :func:`objpert_delta` exactly.
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    k : int
+        Number of adaptive compositions k ≥ 1.
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    value_discretization_interval : float, default 0.0001
+        Discretization interval of dp_accounting's privacy-loss distribution (smaller: tighter and slower).
     """
     k = check_int_at_least(k, "k", 1)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
@@ -750,6 +951,23 @@ def objpert_rdp_nonglm(alpha: ArrayLike, *, L: float, beta: float, lam: float, s
     (the source prints :math:`L/2\sigma^2` for :math:`L^2/2\sigma^2`). At α = 1 the limit
     :math:`d\varepsilon_0 + a^2/2 + a\,\mathbb E W`. The moment generating function of
     :math:`\chi_d` is integrated numerically in log space. Vectorized over α ≥ 1.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Rényi order α ≥ 1.
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    d : int
+        Dimension d (number of features).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     c0, a, d = _nonglm_constants(L, beta, lam, sigma, d, sharp)
     al = np.atleast_1d(as_finite_array(alpha, "alpha")).astype(float)
@@ -805,6 +1023,23 @@ def objpert_delta_nonglm(eps: ArrayLike, *, L: float, beta: float, lam: float, s
     = \int_{w_0}^\infty f_{\chi_d}(w)\,(1 - e^{-a(w - w_0)})\,dw` with
     :math:`w_0 = \max(0, (\varepsilon - d\varepsilon_0 - a^2/2)/a)` — one positive integrand,
     no cancellation. For ``d = 1`` it equals :func:`objpert_delta`.
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    d : int
+        Dimension d (number of features).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     c0, a, d = _nonglm_constants(L, beta, lam, sigma, d, sharp)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
@@ -904,6 +1139,23 @@ def objpert_output_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, s
     (Redberg, Koskela & Wang 2023, Alg 1), and a privacy report's noisy statistics
     (Gaussians add up: :math:`\mu^2 = \sum_i \mu_i^2`). With μ = 0 it is :func:`objpert_delta`.
     Adaptive quadrature to relative accuracy about 1e-10, one integral per ε.
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    mu : float
+        Gaussian-DP parameter μ of the output-noise step (its sensitivity over its σ).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     mu = _check_mu(mu)
@@ -914,7 +1166,25 @@ def objpert_output_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, s
 
 def objpert_output_epsilon(delta: float, *, L: float, beta: float, lam: float, sigma: float, mu: float,
                            sharp: bool = False) -> float:
-    r"""Smallest ε with :func:`objpert_output_delta` :math:`(\varepsilon) \le \delta`, never on the unsafe side."""
+    r"""Smallest ε with :func:`objpert_output_delta` :math:`(\varepsilon) \le \delta`, never on the unsafe side.
+
+    Parameters
+    ----------
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    mu : float
+        Gaussian-DP parameter μ of the output-noise step (its sensitivity over its σ).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
     mu = _check_mu(mu)
     delta = float(check_probability(delta, "delta"))
@@ -945,6 +1215,27 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
     Solved by bracketing and bisection on the log-determinant constant (for λ) or on
     :math:`\log\sigma`, rounded to the safe side. ``ValueError`` naming the parameter to
     change when no value works.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    L : float
+        Lipschitz bound L ≥ :math:`|f'|` of the GLM loss.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    mu : float
+        Gaussian-DP parameter μ of the output-noise step (its sensitivity over its σ).
+    lam : float, optional
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float, optional
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    f : float, default 1.3
+        Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps = scalar_positive(eps, "eps")
     delta = scalar_probability(delta, "delta")

@@ -62,7 +62,7 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 # ---------------------------------------------------------------- clipped losses
 class ClippedGLMLoss:
-    r"""The clipped-gradient loss :math:`f_C` of a convex GLM loss (Song et al. 2020, Lemma 5.1;
+    r"""The clipped-gradient loss :math:`f_C` of a convex GLM loss (Song and coauthors 2020, Lemma 5.1;
     Redberg, Koskela & Wang 2023, Thm F.2–F.3).
 
     For a row of norm :math:`r = \|x\|`, :math:`f_C(\cdot\,; y, r)` equals :math:`f` where
@@ -77,6 +77,15 @@ class ClippedGLMLoss:
     and ``smoothness`` = :math:`\beta R^2`, the bound on :math:`f_C''\|x\|^2` — not the loss's
     per-unit β, which would understate the curvature of longer rows. :func:`amp_fit`
     refuses rows beyond ``norm_bound``.
+
+    Parameters
+    ----------
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    C : float
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
+    norm_bound : float, default 1.0
+        Public bound R on the Euclidean norm of every feature row.
     """
 
     def __init__(self, loss: str | GLMLoss, C: float, *, norm_bound: float = 1.0) -> None:
@@ -130,7 +139,17 @@ class ClippedGLMLoss:
         return t, y, r
 
     def value(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike) -> np.ndarray:
-        """:math:`f_C(t; y)` for rows of norm ``row_norm`` (elementwise, broadcasting)."""
+        """:math:`f_C(t; y)` for rows of norm ``row_norm`` (elementwise, broadcasting).
+
+        Parameters
+        ----------
+        t : array_like
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : array_like
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        row_norm : array_like
+            Norm r = ‖x‖ of each row (the clipping threshold on f' is C/r).
+        """
         t, y, r = self._prepare(t, y, row_norm)
         uL, uH = self._bounds(y, r)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -143,12 +162,32 @@ class ClippedGLMLoss:
         return out
 
     def d1(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike) -> np.ndarray:
-        r""":math:`f_C'(t; y) = \operatorname{clip}(f'(t; y), -C/r, C/r)`."""
+        r""":math:`f_C'(t; y) = \operatorname{clip}(f'(t; y), -C/r, C/r)`.
+
+        Parameters
+        ----------
+        t : array_like
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : array_like
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        row_norm : array_like
+            Norm r = ‖x‖ of each row (the clipping threshold on f' is C/r).
+        """
         t, y, r = self._prepare(t, y, row_norm)
         return self._d1_d2(t, y, r)[0]
 
     def d2(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike) -> np.ndarray:
-        """:math:`f_C''`: :math:`f''` where the gradient is not clipped, 0 where it is."""
+        """:math:`f_C''`: :math:`f''` where the gradient is not clipped, 0 where it is.
+
+        Parameters
+        ----------
+        t : array_like
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : array_like
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        row_norm : array_like
+            Norm r = ‖x‖ of each row (the clipping threshold on f' is C/r).
+        """
         t, y, r = self._prepare(t, y, row_norm)
         return self._d1_d2(t, y, r)[1]
 
@@ -165,7 +204,31 @@ class AMPResult:
     r"""Output of :func:`amp_fit`. ``theta`` is the release :math:`\tilde\theta + \mathcal N(0, \sigma_{\rm out}^2 I)`;
     ``grad_norm_nonprivate`` is the perturbed-gradient norm at :math:`\tilde\theta`
     (:math:`\le\tau`; a function of the data and of ``b``: not for publication) and ``n_iter``
-    the number of iterations (data-dependent too); both are left out of the ``repr``."""
+    the number of iterations (data-dependent too); both are left out of the ``repr``.
+
+    Attributes
+    ----------
+    theta : numpy.ndarray
+        The released coefficients: the solver's point plus the output noise.
+    grad_norm_nonprivate : float
+        Norm of the perturbed gradient at the solver's point (≤ τ; data-dependent, not for publication).
+    n_iter : int
+        Number of solver iterations (data-dependent).
+    lam : float
+        Ridge coefficient λ used.
+    sigma : float
+        Standard deviation σ of the objective noise b.
+    sigma_out : float
+        Standard deviation of the output noise.
+    tau : float
+        Gradient-norm tolerance τ of the solver.
+    C : float
+        Clipping threshold C.
+    beta : float, default nan
+        Smoothness bound β of the clipped loss.
+    norm_bound : float, default 1.0
+        Public bound R on the row norms.
+    """
 
     theta: np.ndarray
     grad_norm_nonprivate: float = field(repr=False)
@@ -194,6 +257,33 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
     ``beta`` = :math:`\beta R^2` as the result records them (``result.C``, ``result.beta``).
     Raises ``RuntimeError`` — and releases nothing — if τ is not reached in ``max_iter``
     iterations.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_out : float
+        Standard deviation of the output noise added to the solver's point.
+    tau : float
+        Public gradient-norm tolerance τ of the solver (the output noise pays for it).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    norm_bound : float, default 1.0
+        Public bound R on the Euclidean norm of every feature row.
+    clip : float, optional
+        Clipping threshold C (``None``: the loss's own Lipschitz constant; rows must then have norm at most 1).
+    b : array_like, optional
+        The objective noise b to use instead of a fresh draw (for tests and experiments only: a given b carries no guarantee).
+    max_iter : int, default 500
+        Largest number of damped Newton steps before the solver gives up (``RuntimeError``).
     """
     base = _check_loss(loss)
     X, y = _check_data(X, y, base)
@@ -277,6 +367,25 @@ def amp_rdp(alpha: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     the RDP of objective perturbation (:func:`pdpkit.accounting.objpert_rdp`, Thm 3.2 with
     the clipping threshold as Lipschitz constant) composed with the Gaussian mechanism of
     sensitivity :math:`2\tau/\lambda`. Vectorized over α ≥ 1.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Rényi order α ≥ 1.
+    C : float
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_out : float
+        Standard deviation of the output noise added to the solver's point.
+    tau : float
+        Public gradient-norm tolerance τ of the solver (the output noise pays for it).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp)
     obj = objpert_rdp(alpha, L=C, beta=beta, lam=lam, sigma=sigma, sharp=sharp)
@@ -298,6 +407,25 @@ def amp_delta(eps: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     profile (for every real argument). With τ = 0 it is
     :func:`pdpkit.accounting.objpert_delta`. Adaptive quadrature to relative accuracy
     about 1e-10, one integral per ε.
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    C : float
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_out : float
+        Standard deviation of the output noise added to the solver's point.
+    tau : float
+        Public gradient-norm tolerance τ of the solver (the output noise pays for it).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps0, a, mu = _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
@@ -313,6 +441,27 @@ def amp_epsilon(delta: float, *, C: float, beta: float, lam: float, sigma: float
     The ``"rdp"`` conversion is the improved one of Canonne, Kamath & Steinke (2020, Prop 12),
     :math:`\varepsilon = \rho(\alpha) + \log(1 - 1/\alpha) - \log(\delta\alpha)/(\alpha - 1)`,
     minimized over α > 1.
+
+    Parameters
+    ----------
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    C : float
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_out : float
+        Standard deviation of the output noise added to the solver's point.
+    tau : float
+        Public gradient-norm tolerance τ of the solver (the output noise pays for it).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    accounting : str, default 'rdp'
+        ``"rdp"`` (Thm 4.1 converted, as the source) or ``"pld"`` (the exact composition of the two profiles).
     """
     delta = float(check_probability(delta, "delta"))
     eps0, a, mu = _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp)
@@ -355,6 +504,27 @@ def amp_calibrate(eps: float, delta: float, *, C: float, beta: float, sigma_out:
     :func:`amp_epsilon` ≤ ε, found by bisection on log λ (both the log-determinant term and
     the output mechanism's sensitivity :math:`2\tau/\lambda` decrease in λ), rounded up.
     ``ValueError`` naming ``sigma_out`` when no λ suffices.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    C : float
+        Clipping bound C of the derivative: the clipped loss has :math:`|f_C'|` ≤ C/r for rows of norm r.
+    beta : float
+        Smoothness bound β ≥ f'' of the GLM loss.
+    sigma_out : float
+        Standard deviation of the output noise added to the solver's point.
+    tau : float
+        Public gradient-norm tolerance τ of the solver (the output noise pays for it).
+    f : float, default 1.3
+        Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).
+    sharp : bool, default False
+        Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
+    accounting : str, default 'rdp'
+        ``"rdp"`` (Thm 4.1 converted, as the source) or ``"pld"`` (the exact composition of the two profiles).
     """
     eps = float(check_positive(eps, "eps"))
     delta = float(check_probability(delta, "delta"))
@@ -397,6 +567,17 @@ def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int, sele
     With ``select_mean``, the whole training is repeated a Poisson(``select_mean``) number of
     times and the best run released (``RepeatAndSelectDpEvent`` with infinite shape:
     Papernot & Steinke 2022, Thm 2), which is what honest hyperparameter tuning costs.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise multiplier of DP-SGD (noise standard deviation over the clipping norm).
+    sample_rate : float
+        Poisson subsampling rate q of DP-SGD.
+    steps : int
+        Number of DP-SGD steps.
+    select_mean : float, optional
+        Mean μ of the Poisson distribution of the number of tuning runs (honest hyper-parameter selection).
     """
     from dp_accounting import dp_event
 
@@ -418,6 +599,19 @@ def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, step
     Accounted by dp_accounting's ``RdpAccountant`` with its default orders (add/remove
     neighbours) and calibrated by ``dp_accounting.calibrate_dp_mechanism``; with
     ``select_mean`` the cost of tuning by Poisson repeat-and-select is included.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    sample_rate : float
+        Poisson subsampling rate q of DP-SGD.
+    steps : int
+        Number of DP-SGD steps.
+    select_mean : float, optional
+        Mean μ of the Poisson distribution of the number of tuning runs (honest hyper-parameter selection).
     """
     import dp_accounting
     from dp_accounting.rdp import RdpAccountant
@@ -446,6 +640,13 @@ def poisson_select_mean(grid_size: int, *, prob: float = 0.9) -> float:
     Poisson(μ) number of random candidates and pays for it with the repeat-and-select
     theorem of Papernot & Steinke (2022); μ is chosen so that it makes more attempts than
     the grid has points with probability ``prob`` (μ ≈ 15.41 for 10 points and 0.9).
+
+    Parameters
+    ----------
+    grid_size : int
+        Number of points of the hyper-parameter grid that the non-private search would try.
+    prob : float, default 0.9
+        Probability that the Poisson number of runs exceeds ``grid_size``.
     """
     from scipy import stats
 
@@ -459,7 +660,7 @@ def poisson_select_mean(grid_size: int, *, prob: float = 0.9) -> float:
 
 def dpsgd_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, noise_multiplier: float, clip: float,
               sample_rate: float, steps: int, lr: float, lam: float = 0.0, rng=None) -> np.ndarray:
-    r"""DP-SGD for a GLM loss (Abadi et al. 2016): Poisson-subsampled, per-example clipped gradients,
+    r"""DP-SGD for a GLM loss (Abadi and coauthors 2016): Poisson-subsampled, per-example clipped gradients,
     Gaussian noise of standard deviation ``noise_multiplier * clip``, Adam updates.
 
     Each step samples every row independently with probability ``sample_rate``, clips each
@@ -468,6 +669,29 @@ def dpsgd_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, noise_multipli
     the expected batch size and takes an Adam step (plus :math:`\lambda\theta`). Its privacy is
     :func:`dpsgd_event` (dp_accounting); the noise multiplier comes from
     :func:`dpsgd_noise_multiplier`. Vectorized over the batch; returns the final iterate.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    noise_multiplier : float
+        Noise multiplier of DP-SGD (noise standard deviation over the clipping norm).
+    sample_rate : float
+        Poisson subsampling rate q of DP-SGD.
+    steps : int
+        Number of DP-SGD steps.
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    clip : float
+        Clipping norm of the per-example gradients.
+    lr : float
+        Learning rate of the Adam updates.
     """
     base = _check_loss(loss)
     X, y = _check_data(X, y, base)

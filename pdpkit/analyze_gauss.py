@@ -198,6 +198,17 @@ def analyze_gauss_dp_epsilon(beta: ArrayLike, *, sigma: ArrayLike, delta: ArrayL
 
     The same expression as :func:`analyze_gauss_pdp_epsilon` with
     :math:`\beta` in place of :math:`\|H_x\|_F`.
+
+    Parameters
+    ----------
+    beta : array_like
+        Smoothness bound β ≥ f'' of the GLM loss.
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    variant : _Variant, default 'goe'
+        ``"goe"`` (symmetrized GOE noise, Alg 6) or ``"upper"`` (the classic upper-triangle Analyze-Gauss).
     """
     return analyze_gauss_pdp_epsilon(beta, sigma=sigma, delta=delta, variant=variant)
 
@@ -211,6 +222,17 @@ def analyze_gauss_sigma(eps: ArrayLike, delta: ArrayLike, *, beta: ArrayLike, va
     :math:`\sigma = \Delta/(\sqrt{c^2+2\epsilon}-c)`, :math:`c=\sqrt{2\log(1/\delta)}`.
     Consequently :math:`\sigma_{\rm goe} = \sigma_{\rm upper}/\sqrt2` at equal privacy
     (Redberg & Wang 2021, App. D, "Improvements over Analyze Gauss").
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    beta : array_like
+        Smoothness bound β ≥ f'' of the GLM loss.
+    variant : _Variant, default 'goe'
+        ``"goe"`` (symmetrized GOE noise, Alg 6) or ``"upper"`` (the classic upper-triangle Analyze-Gauss).
     """
     e = check_positive(eps, "eps")
     dl = check_probability(delta, "delta")
@@ -314,6 +336,15 @@ def lambda_min_pdp_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: A
     with :math:`s = f''(\cdot)\|x\|^2` for a GLM (or :math:`\|\nabla^2\ell\|_F`, or
     any bound on :math:`\|H_x\|_2`); with :math:`s\le\beta` for all :math:`x`, the
     DP :math:`\epsilon`. Vectorized.
+
+    Parameters
+    ----------
+    sensitivity : array_like
+        Per-person sensitivity of the released quantity.
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     s = check_nonnegative(sensitivity, "sensitivity")
     sg = check_positive(sigma, "sigma")
@@ -329,6 +360,17 @@ def lambda_min_lower_bound(lambda_hat: ArrayLike, *, sigma: ArrayLike, rho: Arra
     :math:`\lambda`): with probability :math:`\ge 1-\rho/2` over the noise of
     Alg 3 it is :math:`\le \lambda_{\min}(H)` (the source spends :math:`\rho/2` per
     side, Prop 12). A post-processing of the private release.
+
+    Parameters
+    ----------
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    rho : array_like
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    lambda_hat : array_like
+        The private release of λ_min(H) (Alg 3).
+    floor : float, default 0.0
+        Value below which the bound is not lowered (Alg 4 uses the regularization λ, a certain lower bound).
     """
     lh = as_finite_array(lambda_hat, "lambda_hat")
     sg = check_positive(sigma, "sigma")
@@ -344,6 +386,11 @@ def weyl_bound(H_x: ArrayLike) -> np.ndarray:
     per-instance sensitivity of every eigenvalue, in particular of
     :math:`\lambda_{\min}` (Redberg & Wang 2021, proof of Thm 11). For a rank-one
     GLM term :math:`H_x = f''\,xx^\top` it equals :math:`f''\|x\|^2`.
+
+    Parameters
+    ----------
+    H_x : array_like
+        One person's term H_x of the Hessian, shape (d, d), or a stack of them (..., d, d).
     """
     H_x = _check_symmetric(H_x, "H_x")
     ev = np.linalg.eigvalsh(H_x)

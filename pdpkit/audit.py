@@ -46,6 +46,15 @@ def clopper_pearson(k: ArrayLike, n: ArrayLike, alpha: float) -> tuple[np.ndarra
     :math:`\Pr[p > \text{upper}] \le \alpha/2`: lower is the α/2 quantile of
     Beta(k, n − k + 1) (0 when k = 0), upper the 1 − α/2 quantile of Beta(k + 1, n − k)
     (1 when k = n). Vectorized over ``k`` and ``n``.
+
+    Parameters
+    ----------
+    k : array_like
+        Number of successes (a count, so positional).
+    n : array_like
+        Number of trials.
+    alpha : float
+        1 − confidence level of the Clopper–Pearson interval.
     """
     alpha = float(check_probability(alpha, "alpha"))
     k = np.asarray(k)

@@ -1,33 +1,55 @@
-r"""The ``pdpkit`` command line: fit a private model from a CSV, report, predict.
+r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV, report, predict.
 
 ::
 
-    pdpkit fit DATA.csv --label COL --epsilon E --delta D
-               [--loss logistic|huber|robust_log]
-               [--norm-bound R] [--row-norm raise|clip] [--no-intercept]
-               [--report METHOD --report-epsilon E2 --report-delta D2] [--rho P] [--seed S]
+    pdpkit schema DATA.csv [--label COL] [--ignore id,...] [--max-categories K]
+                  [--label-kind categorical|numeric] --out SCHEMA.json
+    pdpkit fit DATA.csv (--label COL | --schema SCHEMA.json) --epsilon E --delta D
+               [--features a,b,... | --drop id,...]
+               [--loss logistic|huber|robust_log] [--norm-bound R] [--row-norm raise|clip]
+               [--no-intercept] [--report METHOD --report-epsilon E2 --report-delta D2]
+               [--rho P] [--budget-epsilon EB --budget-delta DB] [--seed S]
                --out RELEASE.json
-    pdpkit report RELEASE.json TARGETS.csv --label COL --out REPORT.csv
-                  [--plot PNG] [--uniform]
-    pdpkit predict RELEASE.json DATA.csv --out PRED.csv
+    pdpkit report RELEASE.json TARGETS.csv --label COL [--schema SCHEMA.json]
+                  --out REPORT.csv [--plot PNG] [--uniform]
+    pdpkit predict RELEASE.json DATA.csv [--schema SCHEMA.json] --out PRED.csv
+    pdpkit --version
 
-``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``, the default;
-exactly two label values, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
-(``huber``/``robust_log``; numeric labels) and writes the publishable release
+``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``: a
+categorical label, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
+(``huber``/``robust_log``: a numeric label) and writes the publishable release
 (:class:`pdpkit.release.Release`: the private coefficients, the public parameters, the
-guarantee and, with ``--report``, the report's noisy statistics) as JSON. ``report`` evaluates
-the released privacy report on any records, members or not, one output row per input row
-in input order. ``predict`` applies the released model. All columns but the label are
-features, in the order of the release. Bad input (a missing column, a non-number or NaN,
-a row beyond the norm bound under ``raise``, a third label) stops with a message naming
-the row and column and a non-zero exit, and writes no output file.
+guarantee and, with ``--report``, the report's noisy statistics) as JSON. ``report``
+evaluates the released privacy report on any records, members or not, one output row per
+input row in input order. ``predict`` applies the released model.
 
-CSV files are read as UTF-8 (a byte-order mark is dropped; gzip-compressed files are read
-transparently); column names must be unique. Every output path is checked before any work
-starts (not an input file, not a directory, in an existing writable directory) and every
-output is written atomically (a temporary file in the same directory, then renamed) with
-the usual permissions (``0o666 & ~umask``). Ctrl-C (exit status 130) and SIGTERM (143) stop
-with one line and leave neither a partial output nor a temporary file.
+**Features.** Without a schema, every column but the label is a numeric feature, or the
+columns of ``--features``, or all but those of ``--drop``. With ``--schema`` (a
+:class:`pdpkit.schema.Schema` in JSON), the schema says which columns are features, the
+label and which are ignored, and encodes each record from its public bounds and domains
+alone — numeric columns mapped to :math:`[-1, 1]`, categorical columns one-hot — into the
+ball of radius ``--norm-bound``: no statistic of the data is used and no row is ever
+clipped. A numeric label with public bounds is scaled to :math:`[-1, 1]` for the fit and
+predictions are mapped back. ``pdpkit schema`` drafts a schema from the data for a person
+to review: the draft is **not private** (its bounds and domains are read from the records),
+says so in its ``"note"`` and ``"nonprivate_draft"`` fields, and ``fit`` refuses it until
+both are deleted. With a schema, an empty cell or ``NA``, ``N/A``, ``NaN``, ``nan``,
+``null``, ``NULL`` is a missing value (unless the text is in the column's domain), handled
+as the schema's ``handle_missing`` says.
+
+**Budget.** ``--budget-epsilon``/``--budget-delta`` create a
+``pdpkit.accountant.PrivacyAccountant`` that the fit (and its report) is charged to; a
+fit that would exceed the budget is refused before any noise is drawn.
+
+Bad input (a missing column, a non-number or NaN, a row beyond the norm bound under
+``raise``, a label outside the schema's domain) stops with a message naming the row and
+column and a non-zero exit, and writes no output file. CSV files are read by pandas as
+UTF-8 (a byte-order mark is dropped; gzip-compressed files are read transparently); column
+names must be unique. Every output path is checked before any work starts (not an input
+file, not a directory, in an existing writable directory) and every output is written
+atomically (a temporary file in the same directory, then renamed) with the usual
+permissions (``0o666 & ~umask``). Ctrl-C (exit status 130) and SIGTERM (143) stop with one
+line and leave neither a partial output nor a temporary file.
 """
 
 from __future__ import annotations
@@ -39,48 +61,230 @@ import csv
 import gzip
 import io
 import json
-import math
 import os
+import re
 import signal
 import sys
 import tempfile
 import threading
+import warnings
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["main", "read_csv"]
+__all__ = ["main", "read_csv", "build_parser"]
+
+#: Cell texts that mean "missing" in a column read through a schema (unless in its domain).
+_NA_TEXT = ("", "NA", "N/A", "NaN", "nan", "null", "NULL")
+#: Characters of a cell shown in a message.
+_SHOW = 40
+
 
 
 class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
-def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | None = None,
-             label_required: bool = True) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
-    """Read a CSV with a header: features as floats (validated), the label column as strings.
+def _show(cell: str) -> str:
+    return repr(cell if len(cell) <= _SHOW else cell[:_SHOW] + "...")
 
-    Raises :class:`CLIError` naming the file, the row (1-based data row, as a spreadsheet
-    shows it less the header) and the column for a missing column, an empty or non-numeric
-    cell, NaN or infinity.
+
+# ------------------------------------------------------------------ reading
+class _Table:
+    """A CSV's data rows: numbers parsed by pandas where a column is all numbers, each cell's text on demand.
+
+    ``table[name]`` is the column's cells as stripped strings (a pandas Series, computed once);
+    ``table.numbers(name)`` its floats when pandas read the column as numbers, else ``None``.
     """
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
-    try:
+
+    def __init__(self, parsed: Any, header: list[str], text: str | None, keep: np.ndarray | None,
+                 strip: bool) -> None:
+        import pandas as pd
+
+        self._parsed = parsed  # columns 0..k-1 (rows already restricted to the data rows)
+        self._text = text  # the file's text, to read a numeric column again as text (None: parsed is text)
+        self._keep = keep
+        self._strip = strip
+        self._cache: dict[str, Any] = {}
+        self.columns = header
+        self.index = pd.RangeIndex(parsed.shape[0])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.index), len(self.columns))
+
+    def numbers(self, name: str) -> np.ndarray | None:
+        col = self._parsed[self.columns.index(name)]
+        return np.array(col, dtype=float) if col.dtype.kind in "iuf" else None
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._cache:
+            import pandas as pd
+
+            j = self.columns.index(name)
+            col = self._parsed[j]
+            if col.dtype.kind in "iufb":  # read this column again, as the file's text
+                again = pd.read_csv(io.StringIO(self._text), header=None, skiprows=1, usecols=[j], dtype=str,
+                                    keep_default_na=False, skip_blank_lines=False, skipinitialspace=True,
+                                    engine="c").iloc[:, 0]
+                col = again.iloc[self._keep].reset_index(drop=True)
+            col = col.astype(str)
+            self._cache[name] = col.str.strip() if self._strip else col
+        return self._cache[name]
+
+
+def _read_table(path: str) -> tuple[_Table, np.ndarray]:
+    """Read a CSV with a header: its data rows (a :class:`_Table`) and the line each row starts on.
+
+    Rows whose cells are all blank are dropped; the others must have as many cells as the
+    header. Parsed by pandas' C reader (by Python's ``csv`` module when the file quotes
+    fields, so that a quoted line break keeps the line numbers right). Raises
+    :class:`CLIError` naming the file (and the line or row): an empty file, duplicate column
+    names, a row of another width, a field beyond the ``csv`` module's size limit, bytes that
+    are not UTF-8.
+    """
+    import pandas as pd
+
+    text = _read_text(path)
+    if not text.strip():
+        raise CLIError(f"{path}: the file is empty (a header row is needed)")
+    limit = csv.field_size_limit()
+    quoted = '"' in text
+    if quoted:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows: list[list[str]] = []
+        starts: list[int] = []
         try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise CLIError(f"{path}: the file is empty (a header row is needed)") from None
-        rows = [r for r in reader if any(cell.strip() for cell in r)]
-    except csv.Error as exc:
-        raise CLIError(f"{path}: line {reader.line_num}: not a readable CSV ({exc})") from None
+            previous = 0
+            for r in reader:
+                rows.append(r)
+                starts.append(previous + 1)
+                previous = reader.line_num
+        except csv.Error as exc:
+            raise CLIError(f"{path}: line {reader.line_num}: not a readable CSV ({exc})") from None
+        header = [h.strip() for h in rows[0]]
+        body = [(r, ln) for r, ln in zip(rows[1:], starts[1:], strict=True) if any(c.strip() for c in r)]
+        for i, (r, _) in enumerate(body, start=1):
+            if len(r) != len(header):
+                raise CLIError(f"{path}: row {i} has {len(r)} cells, the header has {len(header)}")
+        parsed = pd.DataFrame([r for r, _ in body], columns=range(len(header)), dtype=object)
+        lines = np.array([ln for _, ln in body], dtype=np.int64)
+        keep = None
+    else:
+        physical = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        if physical and physical[-1] == "":
+            physical.pop()  # the final line break ends the last row
+        width = physical[0].count(",") + 1
+        header = [h.strip() for h in physical[0].split(",")]
+        blank = np.array([not ln.strip(" ,\t\f\v") for ln in physical[1:]], dtype=bool)
+        cells = np.array([ln.count(",") + 1 for ln in physical[1:]], dtype=np.int64)
+        wrong = np.flatnonzero(~blank & (cells != width))
+        if wrong.size:
+            k = int(wrong[0])
+            raise CLIError(f"{path}: row {int(np.count_nonzero(~blank[:k])) + 1} has {int(cells[k])} cells, "
+                           f"the header has {width}")
+        try:  # numbers parsed in C (exactly as float() reads them); any other column as text
+            raw = pd.read_csv(io.StringIO(text), header=None, skiprows=1, names=range(width), keep_default_na=False,
+                              na_filter=False, skip_blank_lines=False, skipinitialspace=True, low_memory=False,
+                              engine="c")
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise CLIError(f"{path}: not a readable CSV ({exc})") from None
+        if raw.shape[0] != len(physical) - 1:
+            raise CLIError(f"{path}: not a readable CSV (the lines and the parsed rows disagree)")
+        keep = np.flatnonzero(~blank)
+        parsed = raw if keep.size == raw.shape[0] else raw.iloc[keep].reset_index(drop=True)
+        lines = keep.astype(np.int64) + 2
     first: dict[str, int] = {}
     for j, h in enumerate(header, start=1):
         if h in first:
             raise CLIError(f"{path}: column {h!r} appears twice in the header (columns {first[h]} and {j}); "
                            "column names must be unique")
         first[h] = j
+    # Leading spaces went in the parse; a blank before a comma or a line break, or a tab, needs a strip.
+    strip = quoted or "\t" in text or " ," in text or " \n" in text or " \r" in text or text.endswith(" ")
+    table = _Table(parsed, header, None if quoted else text, keep, strip)
+    longest = 0 if quoted else max(map(len, physical))  # (csv enforces the limit on a quoted file)
+    if longest > limit:
+        for name in header:
+            too_long = np.flatnonzero(table[name].str.len().to_numpy() > limit)
+            if too_long.size:
+                raise CLIError(f"{path}: line {int(lines[too_long[0]])}: not a readable CSV (field larger than "
+                               f"field limit ({limit}))")
+    return table, lines
+
+
+def _numeric(frame: Any, names: Sequence[str], path: str, *, missing_ok: bool = False) -> np.ndarray:
+    """The columns ``names`` as floats; NaN for a missing cell when ``missing_ok``.
+
+    The first bad cell in row order (then column order) is a :class:`CLIError` naming the
+    row (1-based, blank rows not counted) and the column: not a number, or not finite.
+    """
+    import pandas as pd
+
+    n = frame.shape[0]
+    X = np.empty((n, len(names)))
+    first_row, message = n, ""
+    for j, name in enumerate(names):
+        fast = frame.numbers(name) if isinstance(frame, _Table) else None
+        if fast is not None and np.all(np.isfinite(fast)):
+            X[:, j] = fast
+            continue
+        s = frame[name]
+        v = np.array(pd.to_numeric(s, errors="coerce"), dtype=float) if n else np.empty(0)
+        nan = np.flatnonzero(np.isnan(v))  # only these cells are looked at as text (few, or an error)
+        missing = np.zeros(n, dtype=bool)
+        text_nan = np.zeros(n, dtype=bool)
+        if nan.size:
+            cells = s.iloc[nan]
+            if missing_ok:
+                missing[nan] = cells.isin(_NA_TEXT).to_numpy()
+            text_nan[nan] = cells.str.lower().isin(("nan", "+nan", "-nan")).to_numpy()
+        not_number = np.isnan(v) & ~text_nan & ~missing
+        not_finite = (np.isinf(v) | text_nan) & ~missing
+        for bad, what in ((not_number, "is not a number"), (not_finite, "is not finite")):
+            if np.any(bad):
+                i = int(np.argmax(bad))
+                if i < first_row:
+                    first_row, message = i, f"row {i + 1}, column {name!r}: {_show(s.iloc[i])} {what}"
+        v[missing] = np.nan
+        X[:, j] = v
+    if message:
+        raise CLIError(f"{path}: {message}")
+    return X
+
+
+def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | None = None,
+             label_required: bool = True) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+    """Read a CSV with a header: features as floats (validated), the label column as strings.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file (UTF-8 with or without a byte-order mark; gzip-compressed or not).
+    label : str or None
+        The label column's name (``None``: no label).
+    feature_names : sequence of str or None
+        The feature columns, in this order; ``None``: every column but the label.
+    label_required : bool
+        A missing label column is an error (``True``) or means "no labels" (``False``).
+
+    Returns
+    -------
+    X : numpy.ndarray, shape (n, d)
+        The features.
+    y : numpy.ndarray of str or None
+        The label's cells.
+    names : list of str
+        The feature columns' names.
+
+    A missing column, an empty or non-numeric cell, NaN or infinity raises a ``CLIError``
+    naming the file, the row (1-based data row, as a spreadsheet shows it less the header)
+    and the column.
+    """
+    frame, _ = _read_table(path)
+    header = list(frame.columns)
     if label is not None and label not in header:
         if label_required:
             raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
@@ -93,30 +297,19 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
             raise CLIError(f"{path}: missing feature column(s) {', '.join(map(repr, missing))} of the release")
     if not feature_names:
         raise CLIError(f"{path}: no feature columns")
-    idx = [header.index(f) for f in feature_names]
-    X = np.empty((len(rows), len(idx)))
-    for i, r in enumerate(rows, start=1):
-        if len(r) != len(header):
-            raise CLIError(f"{path}: row {i} has {len(r)} cells, the header has {len(header)}")
-        for j, k in enumerate(idx):
-            cell = r[k].strip()
-            try:
-                v = float(cell)
-            except ValueError:
-                raise CLIError(f"{path}: row {i}, column {header[k]!r}: {cell!r} is not a number") from None
-            if not math.isfinite(v):
-                raise CLIError(f"{path}: row {i}, column {header[k]!r}: {cell!r} is not finite")
-            X[i - 1, j] = v
-    y = None
-    if label is not None:
-        li = header.index(label)
-        y = np.array([r[li].strip() for r in rows], dtype=object)
-        for i, v in enumerate(y, start=1):
-            if v == "":
-                raise CLIError(f"{path}: row {i}, column {label!r}: empty label")
+    X = _numeric(frame, feature_names, path)
+    y = None if label is None else _label_text(frame, label, path)
     if X.shape[0] == 0:
         raise CLIError(f"{path}: no data rows")
     return X, y, list(feature_names)
+
+
+def _label_text(frame: Any, label: str, path: str) -> np.ndarray:
+    y = frame[label].to_numpy(dtype=object)
+    empty = y == ""
+    if np.any(empty):
+        raise CLIError(f"{path}: row {int(np.argmax(empty)) + 1}, column {label!r}: empty label")
+    return y
 
 
 def _read_text(path: str) -> str:
@@ -148,16 +341,12 @@ def _labels_for(loss: str, y: np.ndarray, path: str, label: str) -> np.ndarray:
             raise CLIError(f"{path}: column {label!r} must hold exactly two label values for --loss logistic; "
                            f"found {len(values)}: {', '.join(map(repr, values[:5]))}{' ...' if len(values) > 5 else ''}")
         return y.astype(str)
-    out = np.empty(y.shape[0])
-    for i, v in enumerate(y, start=1):
-        try:
-            out[i - 1] = float(v)
-        except ValueError:
-            raise CLIError(f"{path}: row {i}, column {label!r}: {v!r} is not a number (--loss {loss} "
-                           f"needs numeric labels)") from None
-        if not math.isfinite(out[i - 1]):
-            raise CLIError(f"{path}: row {i}, column {label!r}: {v!r} is not finite")
-    return out
+    import pandas as pd
+
+    try:
+        return _numeric(pd.DataFrame({label: y}), [label], path).ravel()
+    except CLIError as exc:
+        raise CLIError(f"{exc} (--loss {loss} needs numeric labels)") from None
 
 
 def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str) -> None:
@@ -167,7 +356,69 @@ def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str) -> N
         if over.size:
             i = int(over[0])
             raise CLIError(f"{path}: row {i + 1} has Euclidean norm {norms[i]:.6g} > --norm-bound {norm_bound:g} "
-                           f"({over.size} such rows); rescale the features or pass --row-norm clip")
+                           f"({over.size} such rows); rescale the features, encode them from public bounds with "
+                           "--schema, or pass --row-norm clip")
+
+
+# ------------------------------------------------------------------ schemas
+def _load_schema(path: str, option: str = "--schema"):
+    from .schema import Schema
+
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise CLIError(f"{option} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{option} {path}: not UTF-8 text (a schema is a JSON file)") from None
+    try:
+        return Schema.from_json(text)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{option} {path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"{option} {path}: refused: {exc}") from None
+
+
+def _schema_error(exc: Exception, path: str) -> CLIError:
+    """A schema's encoding error with its 0-based row counted as the command line counts rows (from 1)."""
+    message = re.sub(r"^row (\d+),", lambda m: f"row {int(m.group(1)) + 1},", str(exc))
+    return CLIError(f"{path}: {message}")
+
+
+def _typed_frame(frame: Any, schema: Any, path: str, columns: Sequence[Any]) -> Any:
+    """The schema's columns of a text table, typed: numbers (NaN when missing), text (None when missing)."""
+    import pandas as pd
+
+    header = list(frame.columns)
+    absent = [c.name for c in columns if c.name not in header]
+    if absent:
+        raise CLIError(f"{path}: no column(s) {', '.join(map(repr, absent))} of the schema "
+                       f"(columns: {', '.join(header)})")
+    typed = {}
+    for col in columns:
+        if col.kind == "numeric":
+            typed[col.name] = _numeric(frame, [col.name], path, missing_ok=True)[:, 0]
+        else:
+            s = frame[col.name]
+            na = s.isin(_NA_TEXT) & ~s.isin(col.categories or ())
+            typed[col.name] = s.where(~na, None).astype(object)
+    return pd.DataFrame(typed, index=frame.index)
+
+
+def _encode(schema: Any, typed: Any, norm_bound: float, path: str) -> np.ndarray:
+    from .preprocessing import SchemaEncoder
+
+    try:
+        return SchemaEncoder(schema, norm_bound=norm_bound).fit_transform(typed)
+    except (ValueError, TypeError) as exc:
+        raise _schema_error(exc, path) from None
+
+
+def _split(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"a comma-separated list of column names; got {text!r}")
+    return names
 
 
 # ------------------------------------------------------------------ outputs
@@ -300,7 +551,8 @@ def _same_file(a: str, b: str) -> bool:
 
 def _check_paths(args: argparse.Namespace) -> None:
     """Every output path checked (and its temporary file reserved) before any work starts."""
-    inputs = [getattr(args, name) for name in ("data", "release", "targets") if hasattr(args, name)]
+    inputs = [getattr(args, name) for name in ("data", "release", "targets", "schema")
+              if getattr(args, name, None) is not None]
     outputs = [("--out", args.out)]
     if getattr(args, "plot", None) is not None:
         outputs.append(("--plot", args.plot))
@@ -320,34 +572,179 @@ def _csv_text(header: list[str], rows: list[list[Any]]) -> str:
     return buf.getvalue()
 
 
+
+# ------------------------------------------------------------------ fit
+def _accountant_for(args: argparse.Namespace):
+    """The accountant of ``--budget-epsilon``/``--budget-delta``, or ``None``."""
+    if args.budget_epsilon is None and args.budget_delta is None:
+        return None
+    if args.budget_epsilon is None or args.budget_delta is None:
+        raise CLIError("give both --budget-epsilon and --budget-delta (the session's total budget), or neither")
+    try:
+        from .accountant import PrivacyAccountant
+    except ImportError:  # pragma: no cover - the accountant ships with the package
+        raise CLIError("--budget-epsilon: this pdpkit has no privacy accountant (pdpkit.accountant)") from None
+    return PrivacyAccountant(args.budget_epsilon, args.budget_delta)
+
+
 def _estimator_for(args: argparse.Namespace):
     from .estimators import ObjPertClassifier, ObjPertRegressor
 
     cls = ObjPertClassifier if args.loss == "logistic" else ObjPertRegressor
-    return cls(args.epsilon, args.delta, loss=args.loss, norm_bound=args.norm_bound, row_norm=args.row_norm,
-               fit_intercept=not args.no_intercept, report=args.report, report_epsilon=args.report_epsilon,
-               report_delta=args.report_delta, rho=args.rho, random_state=args.seed)
+    est = cls(args.epsilon, args.delta, loss=args.loss, norm_bound=args.norm_bound, row_norm=args.row_norm,
+              fit_intercept=not args.no_intercept, report=args.report, report_epsilon=args.report_epsilon,
+              report_delta=args.report_delta, rho=args.rho, random_state=args.seed)
+    accountant = getattr(args, "accountant", None)
+    if accountant is not None:
+        if "accountant" not in est.get_params():
+            raise CLIError("--budget-epsilon: this pdpkit's estimators take no accountant")
+        est.set_params(accountant=accountant)
+    return est
+
+
+def _resolve_loss(args: argparse.Namespace, label_kind: str | None) -> str:
+    """--loss, or its default: logistic for a categorical label, huber for a numeric one."""
+    if args.loss is None:
+        return "huber" if label_kind == "numeric" else "logistic"
+    if label_kind == "numeric" and args.loss == "logistic":
+        raise CLIError("--loss logistic: the schema's label is numeric (regression); pass --loss huber or "
+                       "--loss robust_log, or make the label categorical in the schema")
+    if label_kind == "categorical" and args.loss != "logistic":
+        raise CLIError(f"--loss {args.loss}: the schema's label is categorical (classification); pass "
+                       "--loss logistic, or give the label numeric bounds in the schema")
+    return args.loss
+
+
+def _fit_features(header: list[str], label: str, args: argparse.Namespace, path: str) -> list[str]:
+    """The feature columns without a schema: all but the label, or --features, or all but --drop."""
+    chosen = args.features if args.features is not None else args.drop or []
+    option = "--features" if args.features is not None else "--drop"
+    unknown = [c for c in chosen if c not in header]
+    if unknown:
+        raise CLIError(f"{option}: no column(s) {', '.join(map(repr, unknown))} in {path} "
+                       f"(columns: {', '.join(header)})")
+    if label in chosen:
+        raise CLIError(f"{option}: {label!r} is the label (--label)")
+    if args.features is not None:
+        return list(args.features)
+    names = [h for h in header if h != label and h not in chosen]
+    if not names:
+        raise CLIError(f"{path}: no feature columns" + (" left (--drop removed them all)" if chosen else ""))
+    return names
+
+
+def _fit_schema(args: argparse.Namespace, path: str):
+    """The schema of ``--schema``, reviewed (not a draft), restricted by --features/--drop, with its label."""
+    schema = _load_schema(args.schema)
+    if schema.nonprivate_draft:
+        raise CLIError(f"--schema {args.schema}: is a non-private draft (its bounds and domains were read from the "
+                       "data); replace each by public knowledge, then delete the fields \"note\" and "
+                       "\"nonprivate_draft\"")
+    lab = schema.label
+    if args.label is not None and lab is not None and args.label != lab.name:
+        raise CLIError(f"--label {args.label}: the schema's label is {lab.name!r} (--schema {args.schema}); "
+                       "leave --label out or make them agree")
+    if lab is None and args.label in schema.feature_names:
+        raise CLIError(f"--label {args.label}: is a feature column of the schema (--schema {args.schema}); give the "
+                       "label column \"role\": \"label\" (or \"ignore\")")
+    if lab is None and args.label is None:
+        raise CLIError(f"--schema {args.schema}: has no label column; give --label COL or a column with "
+                       "\"role\": \"label\"")
+    try:
+        if args.features is not None or args.drop:
+            schema = schema.select(features=args.features, drop=args.drop or ())
+    except (ValueError, KeyError) as exc:
+        option = "--features" if args.features is not None else "--drop"
+        raise CLIError(f"{option}: {str(exc).strip(chr(34))} (--schema {args.schema})") from None
+    return schema
+
+
+def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argparse.Namespace) -> list[str]:
+    """Fit on the schema's encoding of the records; the fitted feature names.
+
+    The rows are encoded here (:class:`pdpkit.preprocessing.SchemaEncoder`, radius
+    ``--norm-bound``). With an estimator that takes the schema itself this is
+    ``est.set_params(schema=schema).fit(typed, y)``.
+    """
+    import pandas as pd
+
+    rows = _encode(schema, typed, args.norm_bound, args.data)
+    est.fit(pd.DataFrame(rows, columns=list(schema.encoded_names)), y)
+    return list(schema.encoded_names)
+
+
+def _schema_labels(schema: Any, frame: Any, label: str, path: str, loss: str) -> np.ndarray:
+    """The label column for the fit: class names checked against the domain, or a numeric label scaled."""
+    import pandas as pd
+
+    lab = schema.label
+    if lab is None:  # the label named by --label, outside the schema
+        return _labels_for(loss, _label_text(frame, label, path), path, label)
+    if lab.kind == "categorical":
+        text = frame[label]
+        y = text.where(~(text.isin(_NA_TEXT) & ~text.isin(lab.categories)), None)
+        try:
+            idx = schema.encode_label(y)
+        except (ValueError, TypeError) as exc:
+            raise _schema_error(exc, path) from None
+        return np.asarray(schema.label_classes, dtype=object)[idx].astype(str)
+    v = _numeric(frame, [label], path, missing_ok=True)[:, 0]
+    try:
+        return schema.encode_label(pd.Series(v))
+    except (ValueError, TypeError) as exc:
+        raise _schema_error(exc, path) from None
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    X, y, names = read_csv(args.data, label=args.label)
-    y = _labels_for(args.loss, y, args.data, args.label)
-    _check_rows(X, args.norm_bound, args.row_norm, args.data)
-    est = _estimator_for(args)
     try:
+        return _fit(args)
+    except ValueError as exc:
+        if type(exc).__name__ != "BudgetExceededError":
+            raise
+        raise CLIError(f"--budget-epsilon {args.budget_epsilon:g} / --budget-delta {args.budget_delta:g}: {exc}; "
+                       "raise the budget, or lower --epsilon (and --report-epsilon)") from None
+
+
+def _fit(args: argparse.Namespace) -> int:
+    args.accountant = _accountant_for(args)
+    schema = _fit_schema(args, args.data) if args.schema else None
+    if schema is None and args.label is None:
+        raise CLIError("give --label COL (the label column), or --schema FILE with a label column")
+    frame, _ = _read_table(args.data)
+    header = list(frame.columns)
+    label = schema.label.name if schema is not None and schema.label is not None else args.label
+    if label not in header:
+        raise CLIError(f"{args.data}: no column {label!r} (columns: {', '.join(header)})")
+    if schema is None:
+        args.loss = _resolve_loss(args, None)
+        names = _fit_features(header, label, args, args.data)
+        X = _numeric(frame, names, args.data)
+        y = _labels_for(args.loss, _label_text(frame, label, args.data), args.data, label)
+        if X.shape[0] == 0:
+            raise CLIError(f"{args.data}: no data rows")
+        _check_rows(X, args.norm_bound, args.row_norm, args.data)
+        est = _estimator_for(args)
         import pandas as pd
 
         est.fit(pd.DataFrame(X, columns=names), y)
-    except ImportError:  # pragma: no cover - pandas ships with the test extra
-        est.fit(X, y)
-    release = est.release_
-    text = release.to_json(indent=2)
+        described = f"{len(names)} features"
+    else:
+        args.loss = _resolve_loss(args, schema.label.kind if schema.label is not None else None)
+        typed = _typed_frame(frame, schema, args.data, schema.features)
+        if typed.shape[0] == 0:
+            raise CLIError(f"{args.data}: no data rows")
+        y = _schema_labels(schema, frame, label, args.data, args.loss)
+        est = _estimator_for(args)
+        names = _fit_estimator(est, schema, typed, y, args)
+        described = f"{len(schema.feature_names)} features ({len(names)} encoded by --schema {args.schema})"
+    text = est.release_.to_json(indent=2)
     _write_atomic(args.out, text + "\n")
     g = est.privacy_spent()
-    print(f"wrote {args.out}: {len(names)} features, {g}")
+    print(f"wrote {args.out}: {described}, {g}")
     return 0
 
 
+# ------------------------------------------------------------------ releases
 def _load_release(path: str):
     from .release import Release
 
@@ -360,6 +757,26 @@ def _load_release(path: str):
         raise CLIError(f"{path}: refused: {exc}") from None
 
 
+def _release_schema(release: Any, args: argparse.Namespace):
+    """The schema the release was fitted through: the release's own, or ``--schema`` (which must match)."""
+    from .schema import Schema
+
+    own = getattr(release, "schema", None)
+    if isinstance(own, dict):
+        own = Schema.from_dict(own)
+    given = _load_schema(args.schema) if getattr(args, "schema", None) else None
+    schema = given or own
+    if schema is None:
+        return None
+    names = tuple(release.feature_names or ())
+    if tuple(schema.encoded_names) != names:
+        where = f"--schema {args.schema}" if given is not None else f"{args.release}'s schema"
+        raise CLIError(f"{where}: its encoded features ({', '.join(schema.encoded_names[:6])}"
+                       f"{' ...' if schema.n_encoded > 6 else ''}) are not the release's "
+                       f"({', '.join(names[:6])}{' ...' if len(names) > 6 else ''}); give the schema it was fitted with")
+    return schema
+
+
 def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarray:
     from .estimators import prepare_rows
 
@@ -367,13 +784,39 @@ def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarra
     return prepare_rows(X, norm_bound=release.norm_bound, row_norm="clip", fit_intercept=release.fit_intercept)
 
 
+def _release_features(release: Any, schema: Any, path: str, *, label: str | None) -> tuple[np.ndarray, Any]:
+    """The rows a release is applied to (encoded by its schema when it has one), and the text table."""
+    frame, _ = _read_table(path)
+    header = list(frame.columns)
+    if label is not None and label not in header:
+        raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
+    if schema is None:
+        names = list(release.feature_names) if release.feature_names is not None else \
+            [h for h in header if h != label]
+        missing = [f for f in names if f not in header]
+        if missing:
+            raise CLIError(f"{path}: missing feature column(s) {', '.join(map(repr, missing))} of the release")
+        X = _numeric(frame, names, path)
+    else:
+        X = _encode(schema, _typed_frame(frame, schema, path, schema.features), float(release.norm_bound or 1.0),
+                    path) if frame.shape[0] else np.empty((0, schema.n_encoded))
+    if X.shape[0] == 0:
+        raise CLIError(f"{path}: no data rows")
+    return X, frame
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     release = _load_release(args.release)
     if release.report is None:
         raise CLIError(f"{args.release}: the release carries no privacy report (fit it with --report METHOD)")
-    X, y, _ = read_csv(args.targets, label=args.label, feature_names=release.feature_names)
+    schema = _release_schema(release, args)
+    X, frame = _release_features(release, schema, args.targets, label=args.label)
     loss = release.loss
-    y = _labels_for(loss, y, args.targets, args.label) if loss != "logistic" else y.astype(str)
+    if schema is not None and schema.label is not None and schema.label.name == args.label:
+        y = _schema_labels(schema, frame, args.label, args.targets, loss)
+    else:
+        y = _label_text(frame, args.label, args.targets)
+        y = _labels_for(loss, y, args.targets, args.label) if loss != "logistic" else y.astype(str)
     if loss == "logistic":
         classes = [str(c) for c in release.classes]
         bad = np.flatnonzero(~np.isin(y, classes))
@@ -404,19 +847,62 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     release = _load_release(args.release)
-    X, _, _ = read_csv(args.data, label=None, feature_names=release.feature_names, label_required=False)
+    schema = _release_schema(release, args)
+    X, _ = _release_features(release, schema, args.data, label=None)
     scores = release.decision_function(X)
     if release.loss == "logistic" and release.classes is not None:
         labels = [release.classes[int(s > 0)] for s in scores]
         rows = [[i + 1, lab, repr(float(s))] for i, (lab, s) in enumerate(zip(labels, scores, strict=True))]
         text = _csv_text(["row", "prediction", "score"], rows)
     else:
+        if schema is not None and schema.label_bounds is not None:
+            scores = schema.decode_label(scores)  # the fit's labels were scaled by the schema's public bounds
         text = _csv_text(["row", "prediction"], [[i + 1, repr(float(s))] for i, s in enumerate(scores)])
     _write_atomic(args.out, text)
     print(f"wrote {args.out}: {scores.size} predictions")
     return 0
 
 
+# ------------------------------------------------------------------ schema
+def _cmd_schema(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .schema import PrivacyLeakWarning, draft_schema_nonprivate
+
+    frame, _ = _read_table(args.data)
+    header = list(frame.columns)
+    for option, names in (("--label", [args.label] if args.label else []), ("--ignore", args.ignore or [])):
+        unknown = [c for c in names if c not in header]
+        if unknown:
+            raise CLIError(f"{option}: no column(s) {', '.join(map(repr, unknown))} in {args.data} "
+                           f"(columns: {', '.join(header)})")
+    typed = {}
+    for name in header:  # a column of numbers (missing cells allowed) is numeric, any other is text
+        s = frame[name]
+        missing = s.isin(_NA_TEXT)
+        v = pd.to_numeric(s.where(~missing, None), errors="coerce")
+        numeric = bool(np.all(v.notna().to_numpy() | missing.to_numpy())) and not bool(missing.all())
+        typed[name] = v if numeric else s.where(~missing, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # said below, on one line
+        try:
+            draft = draft_schema_nonprivate(pd.DataFrame(typed), label=args.label, ignore=args.ignore or (),
+                                            max_categories=args.max_categories, label_kind=args.label_kind)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"{args.data}: {exc}") from None
+    _write_atomic(args.out, draft.to_json() + "\n")
+    kinds = [c.kind for c in draft.features]
+    label = draft.label
+    said = "no label" if label is None else f"label {label.name!r} ({label.kind})"
+    print(f"wrote {args.out}: {len(kinds)} features ({kinds.count('numeric')} numeric, "
+          f"{kinds.count('categorical')} categorical), {said}, "
+          f"{sum(c.role == 'ignore' for c in draft.columns)} ignored. NOT PRIVATE: a draft whose bounds and domains "
+          "were read from the data; replace each by public knowledge, then delete the fields \"note\" and "
+          "\"nonprivate_draft\" before fitting with it")
+    return 0
+
+
+# ------------------------------------------------------------------ the parser
 def _probability(text: str) -> float:
     v = float(text)
     if not 0 < v < 1:
@@ -426,55 +912,119 @@ def _probability(text: str) -> float:
 
 def _positive(text: str) -> float:
     v = float(text)
-    if not (v > 0 and math.isfinite(v)):
+    if not (v > 0 and v < float("inf")):
         raise argparse.ArgumentTypeError(f"must be > 0; got {text}")
     return v
 
 
+def _count(text: str) -> int:
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text}")
+    return v
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pdpkit")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without installing
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (``pdpkit --help``)."""
+    """The argument parser (``pdpkit --help``, ``pdpkit COMMAND --help``)."""
     p = argparse.ArgumentParser(prog="pdpkit", description="Private linear models by objective perturbation, "
                                 "with a tight guarantee and a publishable per-person privacy report.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"pdpkit {_version()}",
+                   help="print pdpkit's version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("schema", help="draft a schema (JSON) from a CSV for review: NOT private",
+                       description="Draft a schema from the data: column roles, numeric bounds rounded outward, "
+                       "categorical domains. The draft is NOT private (read from the records): review it and "
+                       "replace every bound and domain by public knowledge before fitting with it.")
+    s.add_argument("data", help="the CSV file (UTF-8, header row; gzip read transparently)")
+    s.add_argument("--label", help="name of the label column")
+    s.add_argument("--ignore", type=_split, metavar="COL[,COL...]",
+                   help="columns the model must never see (identifiers, free text), comma-separated")
+    s.add_argument("--max-categories", type=_count, default=50, metavar="K",
+                   help="a text column with more distinct values is ignored rather than one-hot (default 50)")
+    s.add_argument("--label-kind", choices=["categorical", "numeric"],
+                   help="classification (categorical) or regression (numeric) label; default: guessed")
+    s.add_argument("--out", required=True, help="where to write the draft schema (JSON)")
+    s.set_defaults(func=_cmd_schema)
 
     f = sub.add_parser("fit", help="fit a private model on a CSV and write the release (JSON)")
-    f.add_argument("data")
-    f.add_argument("--label", required=True, help="name of the label column")
-    f.add_argument("--epsilon", type=_positive, required=True)
-    f.add_argument("--delta", type=_probability, required=True)
-    f.add_argument("--loss", default="logistic", choices=["logistic", "huber", "robust_log"])
-    f.add_argument("--norm-bound", type=_positive, default=1.0, help="bound on each feature row's Euclidean norm")
-    f.add_argument("--row-norm", default="raise", choices=["raise", "clip"])
-    f.add_argument("--no-intercept", action="store_true")
-    f.add_argument("--report", choices=["data-independent", "data-dependent", "adaptive"])
-    f.add_argument("--report-epsilon", type=_positive)
-    f.add_argument("--report-delta", type=_probability)
+    f.add_argument("data", help="the training CSV (UTF-8, header row; gzip read transparently)")
+    f.add_argument("--label", help="name of the label column (optional with --schema: the schema's label)")
+    f.add_argument("--schema", metavar="SCHEMA.json",
+                   help="public schema (JSON) naming features, label and ignored columns, with public bounds and "
+                   "domains; encodes categorical columns and scales every feature into the norm ball")
+    cols = f.add_mutually_exclusive_group()
+    cols.add_argument("--features", type=_split, metavar="COL[,COL...]",
+                      help="use only these feature columns, comma-separated (default: all but the label)")
+    cols.add_argument("--drop", type=_split, metavar="COL[,COL...]",
+                      help="leave these columns out of the features (e.g. an identifier), comma-separated")
+    f.add_argument("--epsilon", type=_positive, required=True, help="epsilon of the model's (epsilon, delta)-DP "
+                   "guarantee (add/remove one record)")
+    f.add_argument("--delta", type=_probability, required=True,
+                   help="delta of the model's guarantee, in (0, 1); far below 1/(number of records)")
+    f.add_argument("--loss", choices=["logistic", "huber", "robust_log"],
+                   help="logistic: classification (two label values); huber or robust_log: regression "
+                   "(default: logistic, or huber for a schema's numeric label)")
+    f.add_argument("--norm-bound", type=_positive, default=1.0,
+                   help="public bound on each feature row's Euclidean norm (default 1; with --schema the rows "
+                   "are encoded into this ball)")
+    f.add_argument("--row-norm", default="raise", choices=["raise", "clip"],
+                   help="a row beyond --norm-bound: stop with an error (raise, default) or shrink it onto the ball")
+    f.add_argument("--no-intercept", action="store_true", help="fit no intercept")
+    f.add_argument("--report", choices=["data-independent", "data-dependent", "adaptive"],
+                   help="also release a per-person privacy report by this method")
+    f.add_argument("--report-epsilon", type=_positive,
+                   help="epsilon of the report's noisy statistics (data-dependent and adaptive reports)")
+    f.add_argument("--report-delta", type=_probability, help="delta of the report's noisy statistics")
     f.add_argument("--rho", type=_probability, default=0.05, help="failure probability of each report bound")
+    f.add_argument("--budget-epsilon", type=_positive,
+                   help="total epsilon of a privacy budget the fit and its report are charged to; a fit that "
+                   "would exceed it is refused before any noise is drawn")
+    f.add_argument("--budget-delta", type=_probability, help="total delta of that budget, in (0, 1)")
     f.add_argument("--seed", type=int, default=None, help="seed of the noise (omit for OS entropy)")
-    f.add_argument("--out", required=True)
+    f.add_argument("--out", required=True, help="where to write the release (JSON)")
     f.set_defaults(func=_cmd_fit)
 
     r = sub.add_parser("report", help="private ex-post privacy bounds for any records, from a release")
-    r.add_argument("release")
-    r.add_argument("targets")
-    r.add_argument("--label", required=True)
+    r.add_argument("release", help="the release (JSON) written by pdpkit fit with --report")
+    r.add_argument("targets", help="CSV of the records to bound (members or not), with the label column")
+    r.add_argument("--label", required=True, help="name of the label column")
+    r.add_argument("--schema", metavar="SCHEMA.json",
+                   help="the schema the release was fitted with (when the release does not carry it)")
     r.add_argument("--row-norm", default=None, choices=["raise", "clip"],
                    help="rows beyond the norm bound: as the release was fitted (default), stop, or clip")
     r.add_argument("--uniform", action="store_true", help="bounds that hold jointly for all rows")
-    r.add_argument("--out", required=True)
+    r.add_argument("--out", required=True, help="where to write the bounds (CSV: row, epsilon_bound)")
     r.add_argument("--plot", help="also draw the bounds' histogram to this PNG")
     r.set_defaults(func=_cmd_report)
 
     q = sub.add_parser("predict", help="apply a released model to a CSV")
-    q.add_argument("release")
-    q.add_argument("data")
-    q.add_argument("--out", required=True)
+    q.add_argument("release", help="the release (JSON) written by pdpkit fit")
+    q.add_argument("data", help="CSV of the records to predict, with the release's feature columns")
+    q.add_argument("--schema", metavar="SCHEMA.json",
+                   help="the schema the release was fitted with (when the release does not carry it)")
+    q.add_argument("--out", required=True, help="where to write the predictions (CSV)")
     q.set_defaults(func=_cmd_predict)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``pdpkit`` console script and ``python -m pdpkit``; returns the exit status."""
+    """Entry point of the ``pdpkit`` console script and ``python -m pdpkit``; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str or None
+        The arguments (``None``: ``sys.argv[1:]``).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     main_thread = threading.current_thread() is threading.main_thread()
@@ -482,7 +1032,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _WRITTEN.clear()
     try:
         _check_paths(args)
-        return int(args.func(args))
+        with _warnings_as_lines(args.command):
+            return int(args.func(args))
     except CLIError as exc:
         print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -500,6 +1051,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             _discard_all()
         if main_thread:  # (None: a handler not installed from Python, which cannot be put back)
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(command: str) -> Iterator[None]:
+    """A :class:`pdpkit.preprocessing.PrivacyLeakWarning` becomes one line on stderr; other warnings pass on."""
+    from .schema import PrivacyLeakWarning
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            yield
+    finally:
+        for w in caught:
+            if issubclass(w.category, PrivacyLeakWarning):
+                print(f"pdpkit {command}: warning: {w.message}", file=sys.stderr)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
 def _what_was_written() -> str:

@@ -75,7 +75,19 @@ class DataIntegrityError(OSError):
 
 @dataclass(frozen=True)
 class VendoredFile:
-    """Checksums of one vendored file: the ``.xz`` archive and the original bytes."""
+    """Checksums of one vendored file: the ``.xz`` archive and the original bytes.
+
+    Attributes
+    ----------
+    original_name : str
+        File name of the original download.
+    original_sha256 : str
+        SHA-256 of the original bytes.
+    original_size : int
+        Size of the original file in bytes.
+    archive_sha256 : str
+        SHA-256 of the vendored ``.xz`` archive.
+    """
 
     original_name: str
     original_sha256: str
@@ -395,7 +407,7 @@ def _kidney_table() -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
 
 
 def load_kidney(*, row_norm: RowNorm = "normalize", intercept: bool = False) -> Dataset:
-    r"""UCI Chronic Kidney Disease (Rubini et al. 2015): 400 patients, 24 features.
+    r"""UCI Chronic Kidney Disease (Rubini, Soundarapandian & Eswaran 2015): 400 patients, 24 features.
 
     The data set of the first source's Figs 7 and 9 (Redberg & Wang 2021, App. B.3),
     used there for private logistic regression.
@@ -463,7 +475,7 @@ def load_wine_quality(
     row_norm: RowNorm = "normalize",
     intercept: bool = False,
 ) -> Dataset:
-    r"""UCI Wine Quality (Cortez et al. 2009): red (1,599) and/or white (4,898) wines.
+    r"""UCI Wine Quality (Cortez and coauthors 2009): red (1,599) and/or white (4,898) wines.
 
     The data set of the first source's Figs 8 and 10 (Redberg & Wang 2021, App. B.3),
     used there for private linear regression.

@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import as_generator, check_positive, check_probability
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
+from ._solver import _is_dask, _map_reduce, _Rows
 from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
 from .release import Guarantee, Release, objpert_release
 
@@ -87,6 +88,43 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
         out[:, -1] = R
         return out
     return X
+
+
+def _k_over(Xe: np.ndarray, yc: Any, off: int, limit: float) -> tuple:
+    """(first row beyond the bound, its norm, how many) of a block of raw rows."""
+    norms = np.sqrt(np.einsum("ij,ij->i", Xe, Xe))
+    over = norms > limit
+    if not np.any(over):
+        return (-1, 0.0, 0)
+    i = int(np.argmax(over))
+    return (off + i, float(norms[i]), int(np.count_nonzero(over)))
+
+
+def _comb_over(a: tuple, b: tuple) -> tuple:
+    first = a if a[0] >= 0 and (b[0] < 0 or a[0] < b[0]) else b
+    return (first[0], first[1], a[2] + b[2])
+
+
+def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercept: bool = False,
+             name: str = "X") -> _Rows:
+    r"""The rows of :func:`prepare_rows` as a map read block by block: no copy of ``X``.
+
+    Same checks and the same rows (clipping and the intercept column of value ``norm_bound``
+    happen per block inside the solver's kernels); ``X`` may be a numpy array, a memmap or a
+    Dask array. One pass over ``X`` checks the norms for ``row_norm="raise"``.
+    """
+    R = float(check_positive(norm_bound, "norm_bound"))
+    if row_norm not in ("raise", "clip"):
+        raise ValueError(f"row_norm must be 'raise' or 'clip'; got {row_norm!r}")
+    raw = X if _is_dask(X) else np.asarray(X)
+    rows = _Rows(raw)
+    if row_norm == "raise" and rows.n:
+        i, norm, count = _map_reduce(rows, None, _k_over, (R * (1.0 + 1e-12),), combine=_comb_over)
+        if i >= 0:
+            raise ValueError(f"row {i} of {name} has Euclidean norm {norm:.6g} > norm_bound={R:g} "
+                             f"({count} such rows); the guarantee needs every row inside the ball: "
+                             f"rescale the features, raise norm_bound, or pass row_norm='clip'")
+    return _Rows(raw, intercept=R if fit_intercept else None, clip=R if row_norm == "clip" else None)
 
 
 #: The smallest λ calibration returns: a larger λ only lowers ε, and below it the Hessian
@@ -186,8 +224,28 @@ class ObjPertEstimator(BaseEstimator):
                             None if self.lam is None else float(self.lam),
                             None if self.sigma is None else float(self.sigma))
 
-    def _rows(self, X: np.ndarray) -> np.ndarray:
-        return prepare_rows(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept)
+    def _rows(self, X: Any) -> _Rows:
+        # the rows of prepare_rows, read block by block by the solver and the report: no copy of X
+        return _row_map(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept)
+
+    def _validate(self, X: Any, y: Any, *, reset: bool, y_numeric: bool = False) -> tuple[Any, Any]:
+        """validate_data, or for a Dask array the same checks without loading it (shape and features)."""
+        if not _is_dask(X):
+            return validate_data(self, X, y, reset=reset, y_numeric=y_numeric)
+        if X.ndim != 2:
+            raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
+        if reset:
+            self.n_features_in_ = int(X.shape[1])
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input.")
+        if y is None or not _is_dask(y):
+            y = np.asarray(y)
+            if y.ndim != 1 or y.shape[0] != X.shape[0]:
+                raise ValueError(f"y must be one-dimensional with one label per row of X; got shape {y.shape}")
+        return X, y
 
     def _fit_signed(self, X: np.ndarray, y_signed: np.ndarray, classes: Any) -> None:
         self._validate_params()
@@ -253,7 +311,7 @@ class ObjPertEstimator(BaseEstimator):
         return self.release_.guarantee
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, reset=False)
+        X, y = self._validate(X, y, reset=False)
         # a record enters the model through the same row map as in fit (clip, or refuse)
         return self._rows(X), self._signed_labels(y)
 
@@ -353,9 +411,14 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertClassifier:
         """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and two-class ``y``."""
-        X, y = validate_data(self, X, y, reset=True)
-        check_classification_targets(y)
-        classes = np.unique(y)
+        X, y = self._validate(X, y, reset=True)
+        if _is_dask(y):
+            import dask.array as da
+
+            classes = np.asarray(da.unique(y).compute())
+        else:
+            check_classification_targets(y)
+            classes = np.unique(y)
         if classes.shape[0] != 2:
             raise ValueError(f"Only binary classification is supported: y must have exactly 2 classes; got "
                              f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''} "
@@ -365,6 +428,10 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         return self
 
     def _signed_labels(self, y: ArrayLike) -> np.ndarray:
+        if _is_dask(y):  # mapped lazily, block by block
+            if bool((~y.map_blocks(np.isin, self.classes_, dtype=bool)).any().compute()):
+                raise ValueError(f"y has a label that is not one of the fitted classes {list(self.classes_)}")
+            return y.map_blocks(lambda b: np.where(b == self.classes_[1], 1.0, -1.0), dtype=float)
         y = np.asarray(y)
         unknown = ~np.isin(y, self.classes_)
         if np.any(unknown):
@@ -436,11 +503,13 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertRegressor:
         """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and real ``y``."""
-        X, y = validate_data(self, X, y, reset=True, y_numeric=True)
+        X, y = self._validate(X, y, reset=True, y_numeric=True)
         self._fit_signed(X, self._signed_labels(y), classes=None)
         return self
 
     def _signed_labels(self, y: ArrayLike) -> np.ndarray:
+        if _is_dask(y):
+            return y.astype(float)
         return np.asarray(y, dtype=float)
 
     def predict(self, X: ArrayLike) -> np.ndarray:

@@ -117,6 +117,15 @@ def gaussian_ex_post_pdp(delta_z: ArrayLike, noise: ArrayLike, *, sigma: ArrayLi
     with :math:`\Delta_z = Q(D_{\pm z}) - Q(D)`. Vectorized: the last axis of
     ``delta_z`` and ``noise`` is the dimension, leading axes broadcast (e.g. many
     targets for one output, or many outputs for one target).
+
+    Parameters
+    ----------
+    delta_z : array_like
+        The change Δ_z = Q(D_{±z}) − Q(D) of the released quantity, shape (..., d).
+    noise : array_like
+        The realized noise w = o − Q(D) (broadcast against ``delta_z``).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
     """
     return np.abs(gaussian_privacy_loss(delta_z, noise, sigma=sigma))
 
@@ -143,6 +152,17 @@ def gaussian_pdp_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: Arr
     :math:`\lambda_{\min}` releases). Both are valid but not tight:
     :func:`gaussian_epsilon` gives the smallest ε with :math:`\delta(\varepsilon) \le \delta`.
     The one place in pdpkit where this bound is computed.
+
+    Parameters
+    ----------
+    sensitivity : array_like
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    form : str, default 'phi'
+        ``"phi"`` for the first (tighter) expression, ``"sqrt_log"`` for the second.
     """
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
@@ -161,7 +181,7 @@ def gaussian_pdp_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta: Arr
 
 def gaussian_ex_post_bound(sensitivity: ArrayLike, *, sigma: ArrayLike, rho: ArrayLike,
                            form: str = "phi") -> np.ndarray:
-    r"""High-probability dataset-independent bound on the ex-post pDP (Cor 23, eq. 5).
+    r"""High-probability dataset-independent bound on the ex-post pDP (Cor 23, equation 5).
 
     With probability at least :math:`1-\rho` over the output,
 
@@ -173,6 +193,12 @@ def gaussian_ex_post_bound(sensitivity: ArrayLike, *, sigma: ArrayLike, rho: Arr
     ----------
     form : {"phi", "sqrt_log"}
         ``"phi"`` for the first (tighter) expression, ``"sqrt_log"`` for the second.
+    sensitivity : array_like
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    rho : array_like
+        Failure probability ρ of the high-probability bound, in (0, 1).
     """
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
@@ -338,6 +364,15 @@ def gaussian_delta(eps: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) 
     without overflow for ε up to ~1e300 and without catastrophic cancellation
     (see the implementation note in ``_delta_from_mu``). Broadcasts its arguments.
     ``sensitivity = 0`` gives δ = 0. Negative ε is allowed (δ(ε) is defined there).
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    sensitivity : array_like
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
     """
     eps = as_finite_array(eps, "eps")
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
@@ -430,6 +465,15 @@ def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLi
     :math:`\frac{d}{d\varepsilon}\delta(\varepsilon) = -e^{\varepsilon}\Phi(x_2)`.
     The bracket's upper end is Cor 23's bound :math:`\mu^2/2 + \mu\Phi^{-1}(1-\delta)`.
     Relative accuracy ~1e-12. Broadcasts its arguments.
+
+    Parameters
+    ----------
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    sensitivity : array_like
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
     """
     delta = check_probability(delta, "delta")
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
@@ -482,7 +526,7 @@ def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLi
 
 
 def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike = 1.0) -> np.ndarray:
-    r"""Smallest σ such that the Gaussian mechanism is (ε, δ)-DP (tight, eq. B.1).
+    r"""Smallest σ such that the Gaussian mechanism is (ε, δ)-DP (tight, equation B.1).
 
     The analytic Gaussian mechanism of Balle & Wang 2018. δ(ε) depends on
     :math:`\mu = \Delta/\sigma` only and is increasing in μ with
@@ -494,6 +538,15 @@ def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike =
     (δ(ε; μ) ≤ δ(0; μ) = erf(μ/(2√2))), so that σ tends to :math:`\Delta/\mu_0 \approx \Delta/(\delta\sqrt{2\pi})`
     as ε → 0. Relative accuracy ~1e-12 for every ε > 0 (1e-300 to 1e300) and δ in (0, 1).
     A σ beyond the float range (e.g. a huge ``sensitivity`` with a tiny ε and δ) is a ``ValueError``.
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    sensitivity : array_like, default 1.0
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
     """
     eps = check_positive(eps, "eps")
     delta = check_probability(delta, "delta")
@@ -545,6 +598,15 @@ def gaussian_rdp(alpha: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) 
     Redberg, Koskela & Wang 2023, Thm B.1 (Mironov 2017, Prop 7). Exact: it is the
     Rényi divergence of order α between :math:`\mathcal N(\Delta,\sigma^2)` and
     :math:`\mathcal N(0,\sigma^2)`, for every α > 0 (α = 1 is the KL divergence).
+
+    Parameters
+    ----------
+    alpha : array_like
+        Rényi order α ≥ 1.
+    sensitivity : array_like
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
     """
     alpha = check_positive(alpha, "alpha")
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
@@ -563,6 +625,15 @@ def gaussian_classic_epsilon(sensitivity: ArrayLike, *, sigma: ArrayLike, delta:
     Dwork & Roth 2014, Thm A.1. The guarantee holds **only when the returned value is
     at most 1**; the value is returned as is and the caller must check that. Kept for
     comparison with the tight :func:`gaussian_epsilon`, which is smaller everywhere.
+
+    Parameters
+    ----------
+    sensitivity : array_like
+        ℓ2 sensitivity Δ of the released quantity (a per-person array is allowed where the function is vectorized).
+    sigma : array_like
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
@@ -581,6 +652,13 @@ def mahalanobis_sensitivity(delta_z: ArrayLike, *, precision: ArrayLike) -> np.n
     isotropic mechanism: whitening by :math:`P^{1/2}` maps the pair to
     :math:`\mathcal N(P^{1/2}\Delta_z, I)` vs :math:`\mathcal N(0, I)`.
     ``delta_z`` has shape (..., d); ``precision`` is (d, d) symmetric positive definite.
+
+    Parameters
+    ----------
+    delta_z : array_like
+        The change Δ_z = Q(D_{±z}) − Q(D) of the released quantity, shape (..., d).
+    precision : array_like
+        Precision matrix P (inverse noise covariance), shape (d, d), symmetric positive definite.
     """
     delta_z = np.atleast_1d(as_finite_array(delta_z, "delta_z"))
     precision = as_finite_array(precision, "precision", ndim=2)
@@ -616,6 +694,15 @@ def gaussian_pdp_epsilon_covariance(delta_z: ArrayLike, *, precision: ArrayLike,
 
     where the lemma as printed reads :math:`\gamma\Delta_A\sqrt{\log(1.25/\delta)}`
     (see the chapter's errata: the power of γ and a factor √2 are off).
+
+    Parameters
+    ----------
+    delta_z : array_like
+        The change Δ_z = Q(D_{±z}) − Q(D) of the released quantity, shape (..., d).
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    precision : array_like
+        Precision matrix P = γA of the noise (inverse covariance), shape (d, d), symmetric positive definite.
     """
     mu = mahalanobis_sensitivity(delta_z, precision=precision)
     return gaussian_epsilon(delta, sensitivity=mu, sigma=1.0)
@@ -630,6 +717,15 @@ def pdp_moments(epsilons: ArrayLike, *, k: int = 2, weights: ArrayLike | None = 
     set", uniform weights) — and ``weights`` an optional probability vector.
     Returns an array of length ``k``. The ε values are data-dependent and **not
     private**: moments computed from them are for analysis, not for release.
+
+    Parameters
+    ----------
+    epsilons : array_like
+        The pDP losses ε(Z, z) of a collection of (data set, target) pairs (not private).
+    k : int, default 2
+        Highest moment order k ≥ 1.
+    weights : array_like, optional
+        Probability weights of the pairs (``None``: uniform).
     """
     k = check_int_at_least(k, "k", 1)
     eps = check_nonnegative(epsilons, "epsilons").ravel()

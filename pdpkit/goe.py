@@ -184,6 +184,13 @@ def goe_normalization_factor(normalization: str, *, d: int) -> float:
     * ``"semicircle"`` — off-diagonal variance :math:`1/d`: :math:`c = 1/\sqrt d`.
 
     So a quantile :math:`\tau` of ours is :math:`c\,\tau` in the other normalization.
+
+    Parameters
+    ----------
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
+    normalization : str
+        ``"alg6"``, ``"chiani"`` or ``"semicircle"``: the normalization to convert to.
     """
     d = check_int_at_least(d, "d", 1)
     if normalization == "alg6":
@@ -777,6 +784,11 @@ def goe_lambda1_mean_upper_bound(d: int) -> float:
     \le 8(1 - u^\top v) = \E(Y_u - Y_v)^2` for :math:`Y_u = 2\ip{g}{u}`,
     :math:`g \sim \mathcal N(0, I_d)`, so :math:`\E\sup X \le \E\sup Y = 2\E\norm g`.
     The tests check it against the exact mean (:func:`goe_lambda1_mean_std`).
+
+    Parameters
+    ----------
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     d = _check_d_any(d)
     return float(2.0 * math.sqrt(2.0) * math.exp(math.lgamma((d + 1) / 2.0) - math.lgamma(d / 2.0)))
@@ -807,6 +819,13 @@ def goe_lambda1_logcdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     :math:`10^{-12}` where :math:`F\ge10^{-6}` and below :math:`10^{-10}` in the far
     lower tail, including where :math:`F` itself underflows (:math:`-\infty` only at
     ``x = -inf``). Vectorized over ``x``; :math:`1\le d\le` ``D_MAX``.
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     xa = _check_x(x)
     d = _check_d(d)
@@ -849,6 +868,13 @@ def goe_lambda1_logsf(x: ArrayLike, *, d: int) -> np.ndarray | float:
 
     About 14 significant digits of :math:`1-F` while it is above about :math:`10^{-300}`;
     ``-inf`` beyond, where :math:`1-F` underflows. Normalization as :func:`goe_lambda1_cdf`.
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     xa = _check_x(x)
     d = _check_d(d)
@@ -864,6 +890,13 @@ def goe_lambda1_sf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     :math:`10^{-15}` (e.g. at the :math:`1-\rho/2` quantiles of Lemma 20,
     Redberg & Wang 2021), until it underflows below about :math:`10^{-300}`.
     Normalization as :func:`goe_lambda1_cdf`.
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     xa = _check_x(x)
     d = _check_d(d)
@@ -877,6 +910,13 @@ def goe_lambda1_pdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     From :math:`\frac{d}{dx}\log\operatorname{Pf}A(x)=\tfrac12\operatorname{tr}(A^{-1}A')` with the
     rank-two derivative :math:`A'=\Psi\psi^\top-\psi\Psi^\top`. Normalization as
     :func:`goe_lambda1_cdf`.
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     xa = _check_x(x)
     d = _check_d(d)
@@ -893,6 +933,13 @@ def goe_norm_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     interval version of Chiani 2014, Thm 2). Lemma 20 of Redberg & Wang (2021)
     bounds :math:`P(\|G\|_2>x)` by :math:`2(1-F(x))`; this is the exact value.
     Normalization as :func:`goe_lambda1_cdf`.
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     xa = _check_x(x)
     d = _check_d(d)
@@ -901,7 +948,15 @@ def goe_norm_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
 
 
 def goe_norm_sf(x: ArrayLike, *, d: int) -> np.ndarray | float:
-    r"""Exact :math:`P(\|G\|_2>x)` for the standard GOE, to full relative accuracy in the tail."""
+    r"""Exact :math:`P(\|G\|_2>x)` for the standard GOE, to full relative accuracy in the tail.
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
+    """
     xa = _check_x(x)
     d = _check_d(d)
     _, ls, _ = _norm_eval(xa, d)
@@ -981,6 +1036,13 @@ def goe_lambda1_quantile(p: ArrayLike, *, d: int) -> np.ndarray | float:
     asymptotics, to :math:`10^{-13}` relative in :math:`x`. For upper-tail probabilities given as :math:`1-p` use
     :func:`goe_lambda1_isf`, which avoids rounding :math:`p` near 1.
     Normalization as :func:`goe_lambda1_cdf`.
+
+    Parameters
+    ----------
+    p : array_like
+        Probability level(s) in (0, 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     pa = check_probability(p, "p")
     d = _check_d(d)
@@ -1000,6 +1062,13 @@ def goe_lambda1_isf(q: ArrayLike, *, d: int) -> np.ndarray | float:
     This is :math:`F^{-1}(1-q)` of Lemma 20 (Redberg & Wang 2021) without rounding
     :math:`1-q`; accurate to :math:`10^{-12}` relative in :math:`x`. Normalization as
     :func:`goe_lambda1_cdf`.
+
+    Parameters
+    ----------
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
+    q : array_like
+        Upper-tail probability q in (0, 1), as small as 1e-300.
     """
     qa = check_probability(q, "q")
     d = _check_d(d)
@@ -1021,6 +1090,13 @@ def goe_norm_isf(q: ArrayLike, *, d: int) -> np.ndarray | float:
     :func:`goe_norm_concentration_bound` (Sudakov–Fernique mean bound plus Gaussian
     concentration): within 10% of the exact quantile for :math:`d \ge 1024` and
     :math:`q \ge 10^{-6}`, closer as :math:`d` grows.
+
+    Parameters
+    ----------
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
+    q : array_like
+        Upper-tail probability q in (0, 1).
     """
     qa = check_probability(q, "q")
     d = _check_d_any(d)
@@ -1103,6 +1179,11 @@ def goe_lambda1_mean_std(d: int) -> tuple[float, float]:
 
     Gauss–Legendre quadrature of :func:`goe_lambda1_pdf` between its
     :math:`10^{-16}` and :math:`1-10^{-17}` quantiles.
+
+    Parameters
+    ----------
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     return _mean_std(_check_d(d))
 
@@ -1118,6 +1199,15 @@ def goe_norm_concentration_bound(d: int, *, rho: ArrayLike, sigma: float = 1.0) 
     constants; the mean is the exact one (:func:`goe_lambda1_mean_std`) for
     :math:`d \le` ``D_MAX`` (1024) and its rigorous upper bound
     :func:`goe_lambda1_mean_upper_bound` beyond.
+
+    Parameters
+    ----------
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
+    rho : array_like
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    sigma : float, default 1.0
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
     """
     d = _check_d_any(d)
     r = check_probability(rho, "rho")
@@ -1162,6 +1252,11 @@ def tracy_widom1_cdf(s: ArrayLike) -> np.ndarray | float:
     (Ferrari–Spohn form), discretised by Gauss–Legendre Nyström (Bornemann 2010);
     accurate to about :math:`10^{-14}`. Limit law of :math:`d^{1/6}(\lambda_{\max}-2\sqrt d)`
     in this module's normalization (Tracy & Widom 1996).
+
+    Parameters
+    ----------
+    s : array_like
+        Point(s) at which to evaluate F₁.
     """
     sa = _check_x(s, "s")
     out = np.array([math.exp(_tw1_log(float(v))[0]) if np.isfinite(v) else float(v > 0)
@@ -1170,7 +1265,13 @@ def tracy_widom1_cdf(s: ArrayLike) -> np.ndarray | float:
 
 
 def tracy_widom1_sf(s: ArrayLike) -> np.ndarray | float:
-    r""":math:`1-F_1(s)`, accurate in the upper tail (from the eigenvalues of the symmetric Nyström matrix)."""
+    r""":math:`1-F_1(s)`, accurate in the upper tail (from the eigenvalues of the symmetric Nyström matrix).
+
+    Parameters
+    ----------
+    s : array_like
+        Point(s) at which to evaluate 1 − F₁.
+    """
     sa = _check_x(s, "s")
     out = np.array([math.exp(_tw1_log(float(v))[1]) if np.isfinite(v) else float(v < 0)
                     for v in sa.ravel()])
@@ -1181,6 +1282,11 @@ def tracy_widom1_quantile(p: ArrayLike) -> np.ndarray | float:
     r"""Quantile :math:`F_1^{-1}(p)` of the Tracy–Widom :math:`\beta=1` law (Brent's method).
 
     Accurate to about :math:`10^{-12}` in :math:`s`.
+
+    Parameters
+    ----------
+    p : array_like
+        Probability level(s) in (0, 1).
     """
     pa = check_probability(p, "p")
     out = np.empty(pa.size)
@@ -1210,6 +1316,13 @@ def tracy_widom_approx_quantile(p: ArrayLike, *, d: int) -> np.ndarray | float:
     off-diagonal variance 1/2 the limit is :math:`\sqrt2\,d^{1/6}(\lambda-\sqrt{2d})`,
     and our eigenvalues are :math:`\sqrt2` times theirs. The error is
     :math:`O(d^{-2/3})` in :math:`x`. Any :math:`d \ge 1`.
+
+    Parameters
+    ----------
+    p : array_like
+        Probability level(s) in (0, 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
     """
     d = _check_d_any(d)
     q = tracy_widom1_quantile(p)
@@ -1217,7 +1330,15 @@ def tracy_widom_approx_quantile(p: ArrayLike, *, d: int) -> np.ndarray | float:
 
 
 def tracy_widom_approx_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
-    r"""Tracy–Widom approximation :math:`F_1(d^{1/6}(x-2\sqrt d))` to :func:`goe_lambda1_cdf` (any :math:`d \ge 1`)."""
+    r"""Tracy–Widom approximation :math:`F_1(d^{1/6}(x-2\sqrt d))` to :func:`goe_lambda1_cdf` (any :math:`d \ge 1`).
+
+    Parameters
+    ----------
+    x : array_like
+        Point(s) at which to evaluate (eigenvalue units, σ = 1).
+    d : int
+        Dimension d ≥ 1 of the GOE matrix.
+    """
     d = _check_d_any(d)
     xa = _check_x(x)
     return tracy_widom1_cdf(d ** (1.0 / 6.0) * (xa - 2.0 * math.sqrt(d)))

@@ -96,26 +96,65 @@ class GLMLoss:
 
         Raises ``ValueError`` naming the parameter (``name``, default ``"y"``) for NaN/inf
         or labels outside the domain.
+
+        Parameters
+        ----------
+        y : Any
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        name : str, default 'y'
+            The parameter's name in the error message.
         """
         return as_finite_array(y, name)
 
     def value(self, t: Any, y: Any) -> np.ndarray:
-        """The loss :math:`f(t; y)` (elementwise, broadcasting ``t`` against ``y``)."""
+        """The loss :math:`f(t; y)` (elementwise, broadcasting ``t`` against ``y``).
+
+        Parameters
+        ----------
+        t : Any
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : Any
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        """
         t, y = self._prepare(t, y)
         return self._value(t, y)
 
     def d1(self, t: Any, y: Any) -> np.ndarray:
-        r"""First derivative :math:`\partial_t f(t; y)`."""
+        r"""First derivative :math:`\partial_t f(t; y)`.
+
+        Parameters
+        ----------
+        t : Any
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : Any
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        """
         t, y = self._prepare(t, y)
         return self._d1(t, y)
 
     def d2(self, t: Any, y: Any) -> np.ndarray:
-        r"""Second derivative :math:`\partial_t^2 f(t; y)` (:math:`\ge 0`: every loss here is convex)."""
+        r"""Second derivative :math:`\partial_t^2 f(t; y)` (:math:`\ge 0`: every loss here is convex).
+
+        Parameters
+        ----------
+        t : Any
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : Any
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        """
         t, y = self._prepare(t, y)
         return self._d2(t, y)
 
     def d3(self, t: Any, y: Any) -> np.ndarray:
-        r"""Third derivative :math:`\partial_t^3 f(t; y)`."""
+        r"""Third derivative :math:`\partial_t^3 f(t; y)`.
+
+        Parameters
+        ----------
+        t : Any
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : Any
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
+        """
         t, y = self._prepare(t, y)
         return self._d3(t, y)
 
@@ -124,6 +163,13 @@ class GLMLoss:
 
         Used by the book to derive the derivatives and constants with sympy; the numeric
         methods are written independently (stable forms) and tested against it.
+
+        Parameters
+        ----------
+        t : Any
+            Score t = xᵀθ (array; broadcast against ``y``).
+        y : Any
+            Labels, one per row of ``X`` (±1 for classification, real for regression).
         """
         raise NotImplementedError
 
@@ -374,6 +420,11 @@ def get_loss(name_or_loss: str | GLMLoss) -> GLMLoss:
     ``"huber"``) or pass a :class:`GLMLoss` instance through unchanged.
 
     Raises ``ValueError`` for an unknown name and ``TypeError`` for anything else.
+
+    Parameters
+    ----------
+    name_or_loss : str | GLMLoss
+        A loss's name or a :class:`GLMLoss`, returned unchanged.
     """
     if isinstance(name_or_loss, GLMLoss):
         return name_or_loss

@@ -51,14 +51,30 @@ import scipy.linalg as sla
 
 from ._validation import (
     check_member_flags,
-    check_member_records,
     as_finite_array,
     as_generator,
     check_int_at_least,
     check_positive,
     check_probability,
 )
-from ._solver import _check_data, _check_general_targets, _check_loss, _check_norm_bound, _chol_lower, _freeze, _grad_scale, _hessian, _solve
+from ._solver import (
+    _Rows,
+    _as_rows,
+    _check_data,
+    _check_general_targets,
+    _check_loss,
+    _check_norm_bound,
+    _check_rows,
+    _chol_lower,
+    _evaluate,
+    _freeze,
+    _grad_scale,
+    _is_dask,
+    _map_reduce,
+    _map_rows,
+    _solve,
+)
+from ._validation import _HASH_MULT
 from .losses import GLMLoss
 
 __all__ = [
@@ -271,9 +287,12 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     Parameters
     ----------
     X : array_like, shape (n, d)
-        Features (finite).
+        Features (finite): a numpy array, a ``numpy.memmap`` or a Dask array (with the
+        ``dask`` extra). The rows are read block by block, never copied: extra memory
+        :math:`O(d^2 + \text{block} \cdot d)`; on a Dask array every pass is a tree
+        reduction over its chunks on the workers.
     y : array_like, shape (n,)
-        Labels in the loss's domain (``loss.check_labels``).
+        Labels in the loss's domain (``loss.check_labels``); a Dask array with ``X``.
     loss : str or GLMLoss
         A loss from :mod:`pdpkit.losses` or its name.
     lam : float
@@ -294,8 +313,9 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     max_iter : int
         Maximum number of Newton iterations.
     method : {"auto", "newton", "newton-cg", "closed-form"}
-        ``"auto"``: closed form for the squared loss, Newton for :math:`d \le 1500`,
-        Newton-CG above.
+        ``"auto"``: closed form for the squared loss; otherwise chosen by cost: full Newton
+        while a Hessian (:math:`nd^2` flops) costs less than the Hessian-vector passes of
+        Newton-CG would (about :math:`d \le 150`), Newton-CG beyond.
     norm_bound : float or None
         Every row must satisfy :math:`\|x_i\|_2 \le` ``norm_bound`` (up to a relative
         :math:`10^{-12}` for rounding) — the assumption of every DP guarantee of ObjPert
@@ -319,7 +339,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
         internal state (``theta``, ``b``, ...) of the ex-post analysis.
     """
     loss = _check_loss(loss)
-    X, y = _check_data(X, y, loss)
+    X, y, stats = _check_rows(X, y, loss)  # rows read by blocks: X is never copied
     n, d = X.shape
     lam = float(check_positive(lam, "lam"))
     sigma = float(check_positive(sigma, "sigma"))
@@ -334,7 +354,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
                                                                                                  "sigma_out")
     max_iter = check_int_at_least(max_iter, "max_iter", 1)
     if norm_bound is not None:
-        norm_bound = _check_norm_bound(X, norm_bound)
+        norm_bound = _check_norm_bound(X, norm_bound, stats=stats)
     gen = as_generator(rng)
     if b is None:
         b = gen.normal(0.0, sigma, size=d)
@@ -405,7 +425,9 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
     theta : array_like, shape (..., d)
         Points at which to evaluate the density.
     X, y, loss, lam, sigma
-        As in :func:`objpert_fit`.
+        As in :func:`objpert_fit`. Small data are evaluated for many points at once (blocks
+        of points sized by :math:`\max(nd, d^2)`); large, memmapped or Dask data by one pass
+        per point.
 
     Returns
     -------
@@ -413,8 +435,8 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
         :math:`\log p_D(\theta)`.
     """
     loss = _check_loss(loss)
-    X, y = _check_data(X, y, loss)
-    n, d = X.shape
+    rows, y, _stats = _check_rows(X, y, loss)
+    n, d = rows.shape
     lam = float(check_positive(lam, "lam"))
     sigma = float(check_positive(sigma, "sigma"))
     T = as_finite_array(theta, "theta")
@@ -425,7 +447,17 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
     m = T.shape[0]
     out = np.empty(m)
     const = -0.5 * d * math.log(2.0 * math.pi * sigma * sigma)
-    chunk = max(1, min(m, 2_000_000 // max(1, n * max(d, 2))))
+    if rows.dask or n * d > 4_000_000:
+        # large data: one pass per point (gradient and Hessian by blocks), memory O(d^2 + block)
+        for j in range(m):
+            _F, _Fs, G, Hu, _ = _evaluate(rows, y, loss, T[j], lam, np.zeros(d), 1.0, True)
+            Lc = np.linalg.cholesky(np.triu(Hu) + np.triu(Hu, 1).T)
+            out[j] = const - float(G @ G) / (2.0 * sigma * sigma) + 2.0 * float(np.sum(np.log(np.diagonal(Lc))))
+        return out.reshape(lead)
+    X = rows.materialize()
+    y = np.asarray(y)
+    # points per block: the block's margins (c, n) and Hessians (c, d, d) stay within ~16 MB
+    chunk = max(1, min(m, 2_000_000 // max(1, n * max(d, 2), d * d)))
     eye = np.eye(d)
     for s in range(0, m, chunk):
         Tc = T[s:s + chunk]
@@ -440,25 +472,35 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
 
 
 # ===================================================================== ex-post pDP
-def _fitted_data(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Validate the data against the fit; return (X, y, grad J(theta; D), f''(X theta))."""
+def _fitted_data(result: ObjPertResult, X: Any, y: Any, want_h: bool = False) -> tuple[_Rows, Any, np.ndarray, Any]:
+    """Validate the data against the fit; return (rows, y, grad J(theta; D), upper H or None): two passes."""
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     loss = result.loss
-    X, y = _check_data(X, y, loss)
-    n, d = X.shape
+    rows, y, stats = _check_rows(X, y, loss)
+    n, d = rows.shape
     if d != result.d or n != result.n:
-        raise ValueError(f"X has shape {X.shape}: not the data set result was fitted on (its d = {result.d}, or "
+        raise ValueError(f"X has shape {rows.shape}: not the data set result was fitted on (its d = {result.d}, or "
                          "its number of rows, differ)")
     theta = result.theta
-    z = X @ theta
-    d1, d2 = loss._d1_d2(z, y)
-    gradJ = X.T @ d1 + result.lam * theta
+    gradJ, H = _evaluate(rows, y, loss, theta, result.lam, np.zeros(d), 1.0, want_h)[2:4]
     resid = float(np.linalg.norm(gradJ + result.b))
-    if resid > 2.0 * result.grad_tol + 1e-12 * _grad_scale(X, y, loss):
+    if resid > 2.0 * result.grad_tol + 1e-12 * _scale_from(rows, y, loss, stats):
         raise ValueError("X and y are not the data set result was fitted on (the perturbed gradient at "
                          "result.theta is above the fit's tolerance)")
-    return X, y, gradJ, d2
+    return rows, y, gradJ, H
+
+
+def _scale_from(rows: _Rows, y: Any, loss: GLMLoss, stats: tuple) -> float:
+    """:func:`pdpkit._solver._grad_scale` from the check pass's largest row norm (no extra pass over X)."""
+    if rows.n == 0:
+        return 1.0
+    if math.isfinite(loss.lipschitz):
+        lip = loss.lipschitz
+    else:
+        ymax = float(abs(y).max().compute()) if _is_dask(y) else float(np.max(np.abs(y)))
+        lip = max(1.0, ymax)
+    return max(1.0, rows.n * math.sqrt(max(stats[1], 0.0)) * lip)
 
 
 def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> ObjPertResult:
@@ -470,24 +512,49 @@ def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike)
     :math:`\log p_D(\tilde\theta) - \log p_{D\pm z}(\tilde\theta)` *at the released point* — the
     quantity a privacy report (:func:`pdpkit.report.privacy_report`, computed at
     :math:`\tilde\theta`) bounds. Holds :math:`\tilde b`, a function of the data: not for publication.
+
+    Parameters
+    ----------
+    result : ObjPertResult
+        The fit.
+    X, y : array_like
+        The data set it was fitted on (a numpy array, a memmap or a Dask array).
     """
-    X, y, _gradJ, _d2 = _fitted_data(result, X, y)
+    rows, y, _gradJ, _H = _fitted_data(result, X, y)
     th = result.theta_released
-    d1 = result.loss._d1_d2(X @ th, y)[0]
-    b_rel = -(X.T @ d1 + result.lam * th)
+    b_rel = -_evaluate(rows, y, result.loss, th, result.lam, np.zeros(rows.d), 1.0, False)[2]
     return ObjPertResult(theta_released=th, theta=th, b=_freeze(b_rel), grad_norm=0.0, grad_tol=result.grad_tol,
                          sigma_out=result.sigma_out, n_iter=0, lam=result.lam, sigma=result.sigma, loss=result.loss,
                          method=result.method, n=result.n, hessian_cholesky=None, norm_bound=result.norm_bound)
 
 
-def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Validate the data against the fit; return (X, y, b_exact, L) with b_exact = -grad J(theta; D)."""
-    X, y, gradJ, d2 = _fitted_data(result, X, y)
-    d = X.shape[1]
+def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
+    """Validate the data against the fit; return (rows, y, b_exact, L) with b_exact = -grad J(theta; D)."""
+    if not isinstance(result, ObjPertResult):
+        raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     L = result.hessian_cholesky
-    if L is None or L.shape != (d, d):
-        L = _chol_lower(_hessian(X, d2, result.lam))
-    return X, y, -gradJ, L
+    need = L is None or L.shape != (result.d, result.d)
+    rows, y, gradJ, H = _fitted_data(result, X, y, want_h=need)
+    if need:
+        L = _chol_lower(H)
+    return rows, y, -gradJ, L
+
+
+def _target_rows(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[_Rows, Any, bool]:
+    """Targets as rows read by blocks (arrays, memmaps, Dask arrays or the estimator's rows) and their labels."""
+    if isinstance(target_x, _Rows) or _is_dask(target_x):
+        tr = _as_rows(target_x)
+        if tr.d != d:
+            raise ValueError(f"target_x must have shape (m, {d}) or ({d},); got {tr.shape}")
+        if _is_dask(target_y):
+            ty = target_y
+        else:
+            ty = loss.check_labels(np.atleast_1d(np.asarray(target_y, dtype=np.float64)), "target_y")
+        if ty.ndim != 1 or ty.shape[0] != tr.n:
+            raise ValueError(f"target_y must have one label per target ({tr.n}); got shape {np.shape(target_y)}")
+        return tr, ty, False
+    tx, ty, scalar = _targets(target_x, target_y, loss, d)
+    return _Rows(tx), ty, scalar
 
 
 def _targets(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -515,51 +582,163 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     Returns an :class:`ExPostTerms` whose ``epsilon`` equals :func:`ex_post_pdp`. Member targets
     are checked to be records of ``(X, y)`` as there (``ValueError`` naming ``target_x`` otherwise).
     """
-    X, y, b, L = _state(result, X, y)
+    rows, y, b, L = _state(result, X, y)
     loss = result.loss
-    d = X.shape[1]
-    tx, ty, _ = _targets(target_x, target_y, loss, d)
-    m = tx.shape[0]
+    d = rows.d
+    trows, ty, _ = _target_rows(target_x, target_y, loss, d)
+    m = trows.n
     mem = check_member_flags(member, m)
-    if not np.all(np.isfinite(tx)):
-        as_finite_array(target_x, "target_x")  # raises, naming target_x
-    check_member_records(X, y, tx, ty, mem)
-    s2 = result.sigma ** 2
+    if not _map_reduce(trows, None, _k_finite, combine=_and):
+        raise ValueError("target_x must be finite (no NaN or inf)")
+    _check_members(rows, y, trows, ty, mem)
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
     M = np.empty((d, d + 2))
     M[:, :d] = Linv.T
     M[:, d] = result.theta
     M[:, d + 1] = b
-    log_det = np.empty(m)
-    grad_sq = np.empty(m)
-    cross = np.empty(m)
-    mu_all = np.empty(m)
-    for s in range(0, m, _CHUNK):
-        Xc = tx[s:s + _CHUNK]
-        V = Xc @ M
-        quad = np.einsum("ij,ij->i", V[:, :d], V[:, :d])
-        t = V[:, d]
-        xb = V[:, d + 1]
-        d1, d2 = loss._d1_d2(t, ty[s:s + _CHUNK])
-        xx = np.einsum("ij,ij->i", Xc, Xc)
-        mu = d2 * quad
-        rem = mem[s:s + _CHUNK]
-        sgn = np.where(rem, -1.0, 1.0)
-        arg = sgn * mu
-        if np.any(arg <= -1.0):
-            bad = int(np.flatnonzero(arg <= -1.0)[0]) + s
-            raise ValueError(
-                f"target {bad}: 1 - f''·x^T H^-1 x = {1 + arg[bad - s]:.3e} <= 0, so removing it would leave a non-convex "
-                "objective; a member of D with lam > 0 always has f''·x^T H^-1 x < 1 — is it really in D?")
-        log_det[s:s + _CHUNK] = -np.log1p(arg)
-        grad_sq[s:s + _CHUNK] = d1 * d1 * xx / (2.0 * s2)
-        cross[s:s + _CHUNK] = -sgn * d1 * xb / s2
-        mu_all[s:s + _CHUNK] = mu
+    uniform = bool(mem[0]) if m and (mem.all() or not mem.any()) else None
+    out = _map_rows(trows, ty, _k_expost, (loss, M, result.sigma ** 2, mem if uniform is None else uniform), ncols=4)
+    log_det, grad_sq, cross, mu_all = (out[:, j] for j in range(4))
     for name, arr in (("log_det", log_det), ("grad_sq", grad_sq), ("cross", cross)):
         if not np.all(np.isfinite(arr)):
-            as_finite_array(target_x, "target_x")
             raise ValueError(f"ex-post pDP term {name} is not finite (overflow); target_x is too large")
     return ExPostTerms(log_det=log_det, grad_sq=grad_sq, cross=cross, mu=mu_all, member=mem)
+
+
+def _k_finite(Xe: np.ndarray, yc: Any, off: int) -> bool:
+    return bool(np.isfinite(np.einsum("ij,ij->i", Xe, Xe)).all()) or bool(np.isfinite(Xe).all())
+
+
+def _and(a: bool, b: bool) -> bool:
+    return a and b
+
+
+def _k_expost(Xe: np.ndarray, yc: np.ndarray, off: int, loss: GLMLoss, M: np.ndarray, s2: float,
+              mem: Any) -> np.ndarray:
+    """Per target of one block: (log_det, grad_sq, cross, mu) columns."""
+    d = M.shape[0]
+    V = Xe @ M
+    quad = np.einsum("ij,ij->i", V[:, :d], V[:, :d])
+    d1, d2 = loss._d1_d2(V[:, d], yc)
+    xx = np.einsum("ij,ij->i", Xe, Xe)
+    mu = d2 * quad
+    rem = mem if isinstance(mem, bool) else mem[off:off + Xe.shape[0]]
+    sgn = np.where(rem, -1.0, 1.0) if not isinstance(rem, bool) else (-1.0 if rem else 1.0)
+    arg = sgn * mu
+    if np.any(arg <= -1.0):
+        i = int(np.flatnonzero(arg <= -1.0)[0])
+        raise ValueError(
+            f"target {off + i}: 1 - f''·x^T H^-1 x = {1 + arg[i]:.3e} <= 0, so removing it would leave a non-convex "
+            "objective; a member of D with lam > 0 always has f''·x^T H^-1 x < 1 — is it really in D?")
+    out = np.empty((Xe.shape[0], 4))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out[:, 0] = -np.log1p(arg)
+        out[:, 1] = d1 * d1 * xx / (2.0 * s2)
+        out[:, 2] = -sgn * d1 * V[:, d + 1] / s2
+    out[:, 3] = mu
+    return out
+
+
+def _row_hash(Xe: np.ndarray, yc: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each record (x_i, y_i) of a block, row-major (-0.0 read as 0.0)."""
+    d = Xe.shape[1]
+    W = (Xe + 0.0).view(np.uint64)
+    H = W ^ (W >> np.uint64(31))
+    H *= _HASH_MULT[np.arange(d) % _HASH_MULT.size]  # wraps modulo 2**64
+    h = H.sum(axis=1, dtype=np.uint64)
+    wy = (np.asarray(yc, dtype=np.float64) + 0.0).view(np.uint64)
+    h += (wy ^ (wy >> np.uint64(31))) * _HASH_MULT[d % _HASH_MULT.size]
+    return h
+
+
+def _k_hits(Xe: np.ndarray, yc: np.ndarray, off: int, hs: np.ndarray) -> list:
+    """[(position in the sorted target hashes, data row)] for the block's records whose hash is a target's."""
+    h = _row_hash(Xe, yc)
+    o = np.argsort(h)
+    pos = np.empty(h.size, dtype=np.intp)
+    pos[o] = np.searchsorted(hs, h[o])  # sorted queries walk the sorted hashes once (cache-friendly)
+    pos_c = np.minimum(pos, max(hs.size - 1, 0))
+    hit = (pos < hs.size) & (hs[pos_c] == h) if hs.size else np.zeros(h.size, dtype=bool)
+    i = np.flatnonzero(hit)
+    return [(pos[i], off + i)] if i.size else []
+
+
+def _same_rows(a: _Rows, b: _Rows) -> bool:
+    if a.intercept != b.intercept or a.clip != b.clip or a.shape != b.shape:
+        return False
+    if a.X is b.X:
+        return True
+    if a.dask and b.dask:
+        return a.X.name == b.X.name
+    return False
+
+
+def _k_equal(Xe: np.ndarray, yc: np.ndarray, off: int, other: _Rows, oy: Any) -> bool:
+    k = Xe.shape[0]
+    return bool(np.array_equal(Xe, other.effective(other.X[off:off + k]))
+                and np.array_equal(yc, np.asarray(oy[off:off + k])))
+
+
+def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) -> None:
+    """``ValueError`` naming ``target_x[j]`` unless every target flagged ``member`` is a record (x_i, y_i).
+
+    Memory O(m + block): the usual call (every row of the data, in order) is one blockwise
+    comparison (none for the very same array); otherwise the member targets' 64-bit record
+    hashes are sorted, one pass over the data collects the rows whose hash is a target's, and
+    every candidate pair is compared exactly (a hash collision never accepts a target).
+    """
+    idx = np.flatnonzero(mem)
+    if idx.size == 0:
+        return
+    if idx.size == rows.n and trows.n == rows.n:
+        if _same_rows(rows, trows) and (ty is y or (not _is_dask(y) and np.array_equal(ty, y))):
+            return
+        if not (rows.dask or trows.dask) and _map_reduce(trows, ty, _k_equal, (rows, y), combine=_and):
+            return
+    if trows.dask:  # a target list in another order: its hashes and rows are gathered here
+        trows = trows.like(np.asarray(trows.X.compute()))
+        ty = np.asarray(ty.compute()) if _is_dask(ty) else ty
+    ty = np.asarray(ty)
+    hT = np.empty(idx.size, dtype=np.uint64)
+    k = trows.block_rows
+    for s in range(0, idx.size, k):
+        j = idx[s:s + k]
+        hT[s:s + k] = _row_hash(trows.effective(trows.X[j]), ty[j])
+    order = np.argsort(hT, kind="stable")
+    hs = hT[order]
+    hits = _map_reduce(rows, y, _k_hits, (hs,), combine=lambda a, b: a + b)
+    found = np.zeros(idx.size, dtype=bool)
+    if hits:
+        pos = np.concatenate([h[0] for h in hits])
+        drow = np.concatenate([h[1] for h in hits])
+        # equal-hash runs: a data row is compared with every target of its run
+        lo = pos
+        run_end = np.searchsorted(hs, hs, side="right")  # end of each equal-hash run
+        hi = run_end[pos]
+        ycon = y if not _is_dask(y) else None
+        for s in range(0, pos.size, k):
+            sl = slice(s, s + k)
+            dr = drow[sl]
+            if rows.dask:
+                Xd = rows.effective(np.asarray(rows.X[np.sort(dr)].compute()))
+                srt = np.argsort(np.argsort(dr))
+                Xd = Xd[srt]
+                yd = np.asarray(y[np.sort(dr)].compute())[srt]
+            else:
+                Xd = rows.effective(rows.X[dr])
+                yd = ycon[dr]
+            for off in range(int(np.max(hi[sl] - lo[sl]))):
+                t = np.minimum(lo[sl] + off, hi[sl] - 1)
+                tj = order[t]
+                Xt = trows.effective(trows.X[idx[tj]])
+                # exact comparison of the values (finite: -0.0 equals 0.0, as in the hash)
+                ok = np.all(Xd == Xt, axis=1) & (yd == ty[idx[tj]]) & (lo[sl] + off < hi[sl])
+                found[tj[ok]] = True
+    if not np.all(found):
+        j = int(idx[np.flatnonzero(~found)[0]])
+        raise ValueError(f"target_x[{j}] (with target_y[{j}]) is not a record of (X, y), but member=True for it "
+                         f"({int(np.count_nonzero(~found))} member target(s) not found): a removal analysis "
+                         "needs a record of the data set; pass member=False to analyse adding it")
 
 
 def objpert_hessian(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> np.ndarray:
@@ -578,15 +757,15 @@ def objpert_hessian(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> np.nda
         The fit.
     X, y : array_like
         The data set it was fitted on (checked: ``ValueError`` if the perturbed gradient at
-        ``result.theta`` is not zero on it, as in :func:`ex_post_pdp`).
+        ``result.theta`` is not zero on it, as in :func:`ex_post_pdp`); numpy, memmap or Dask
+        arrays, read by blocks.
 
     Returns
     -------
     numpy.ndarray, shape (d, d)
-        The symmetric positive definite :math:`H` (float64, formed by one blocked SYRK pass).
+        The symmetric positive definite :math:`H` (float64, formed by SYRK on blocks of rows in one pass).
     """
-    X, y, _, d2 = _fitted_data(result, X, y)
-    H = _hessian(X, d2, result.lam)
+    H = _fitted_data(result, X, y, want_h=True)[3]
     return np.triu(H) + np.triu(H, 1).T
 
 
@@ -611,9 +790,9 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
     It is a function of the data and the output: publishing it is *not* private (that is
     what the privacy report is for).
 
-    One Cholesky factor of :math:`H` (the fit's, if present) and one triangular inverse; the
-    targets are processed in cache-sized blocks with one matrix product each, no Python loop
-    over targets. :math:`b` is recomputed as :math:`-\nabla J(\hat\theta^P; D)` (exact for the
+    One Cholesky factor of :math:`H` (the fit's, if present; otherwise :math:`H` is formed in
+    the same pass over the data as the gradient) and one triangular inverse; the targets are
+    processed in cache-sized blocks with one matrix product each, no Python loop over targets. :math:`b` is recomputed as :math:`-\nabla J(\hat\theta^P; D)` (exact for the
     released point), and a ``ValueError`` is raised if ``X, y`` are not the fitted data.
 
     Parameters
@@ -621,16 +800,19 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
     result : ObjPertResult
         The fit.
     X, y : array_like
-        The data set :math:`D` it was fitted on.
+        The data set :math:`D` it was fitted on (numpy, memmap or Dask arrays, read by blocks).
     target_x : array_like, shape (m, d) or (d,)
-        Target feature vectors.
+        Target feature vectors (also a memmap or a Dask array: one value per row, computed
+        block by block, gathered as a numpy array).
     target_y : array_like, shape (m,) or scalar
         Target labels.
     member : bool or array of bool, shape (m,)
         ``True``: :math:`z \in D`, neighbour :math:`D \setminus \{z\}`;
         ``False``: :math:`z \notin D`, neighbour :math:`D \cup \{z\}`. Every target with
-        ``member=True`` must be a record of ``(X, y)`` (exact equality of the row and its label,
-        checked for all targets at once: a sort of the records' hashes, then exact comparison); ``ValueError`` naming
+        ``member=True`` must be a record of ``(X, y)`` (exact equality of the row and its label:
+        the data themselves in order are recognised by one blockwise comparison; otherwise the
+        targets' record hashes are sorted, one pass over the data finds the candidates, and each
+        is compared exactly; memory :math:`O(m + \text{block})`); ``ValueError`` naming
         ``target_x`` and the first offending index otherwise.
     signed : bool
         Return the signed log-ratio :math:`\log p_D - \log p_{D\pm z}` instead of its absolute value.
@@ -686,8 +868,8 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
         If :math:`H \pm G` is not positive definite (the neighbour's objective would not be
         strictly convex), for asymmetric Hessians or bad shapes.
     """
-    X, y, b, L = _state(result, X, y)
-    d = X.shape[1]
+    _rows, y, b, L = _state(result, X, y)
+    d = _rows.d
     g, G, scalar = _check_general_targets(target_grad, target_hessian, d)
     m = g.shape[0]
     mem = check_member_flags(member, m)

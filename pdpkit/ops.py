@@ -173,7 +173,7 @@ def ops_fit(X: ArrayLike, y: ArrayLike, *, lam: float, gamma: float, rng: int | 
             size: int | None = None) -> OPSResult:
     r"""One posterior sample of OPS: :math:`\tilde\theta \sim \mathcal N(\hat\theta_\lambda, H^{-1}/\gamma)`.
 
-    Wang (001), Thm 4.1 (and eq. 4.2 with the ridge term). One Cholesky
+    Wang 2019, Thm 4.1 (and eq. 4.2 with the ridge term). One Cholesky
     :math:`H = LL^\top`; a sample is :math:`\hat\theta + L^{-\top}\xi/\sqrt\gamma`,
     :math:`\xi \sim \mathcal N(0, I_d)` (covariance :math:`L^{-\top}L^{-1}/\gamma = H^{-1}/\gamma`).
 
@@ -224,11 +224,20 @@ def _targets(target_x, target_y, d: int) -> tuple[np.ndarray, np.ndarray | None,
 def leverage_scores_nonprivate(X: ArrayLike, *, lam: float, target_x: ArrayLike | None = None) -> np.ndarray:
     r"""Leverage scores :math:`x^\top H^{-1}x`, :math:`H = X^\top X + \lambda I` (not private).
 
-    Wang (001), §3 after (3.4): with ``target_x=None`` the in-sample scores
+    Wang 2019, §3 after (3.4): with ``target_x=None`` the in-sample scores
     :math:`h_i = x_i^\top H^{-1}x_i` of the rows; otherwise the out-of-sample scores
     :math:`\mu = x^\top H^{-1}x` of the targets. Sherman–Morrison links them:
     :math:`x^\top(H + xx^\top)^{-1}x = \mu/(1+\mu)` and :math:`x^\top(H - x_ix_i^\top)^{-1}x_i = h_i/(1-h_i)`.
     One Cholesky and one triangular solve for all of them.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    target_x : array_like, optional
+        Features x of the target record z.
     """
     X = as_finite_array(X, "X", ndim=2)
     lam, _ = _check_lam_gamma(lam)
@@ -500,7 +509,7 @@ def _finish(out: np.ndarray, scalar: bool):
 # ============================================================================ exact pDP
 def ops_pdp_delta(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, lam: float,
                   gamma: float, eps: float, member: ArrayLike, direction: str = "both") -> np.ndarray:
-    r"""Tight δ(ε) of OPS for each target (Def 2.2 of Wang (001), both directions).
+    r"""Tight δ(ε) of OPS for each target (Def 2.2 of Wang 2019, both directions).
 
     The hockey-stick divergence :math:`H_{e^\varepsilon}` between the OPS posteriors of
     the pair (S, S+z), computed exactly from the two laws of :math:`x^\top\theta`
@@ -516,6 +525,12 @@ def ops_pdp_delta(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Arr
     eps : float ≥ 0
     member : bool or bool array (m,)
         True: the target is a row of (X, y) (neighbour D − z, checked); False: a newcomer.
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    direction : str, default 'both'
+        ``"both"`` (Def 2.2, the larger of the two orders), ``"smaller_first"`` or ``"larger_first"`` (one order).
     """
     direction = _check_direction(direction)
     eps = float(check_nonnegative(eps, "eps"))
@@ -528,7 +543,7 @@ def ops_pdp_epsilon(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: A
                     gamma: float, delta: float, member: ArrayLike, direction: str = "both") -> np.ndarray:
     r"""Tight (ε, δ)-pDP of OPS for each target: the smallest ε with δ(ε) ≤ δ (exact).
 
-    Wang (001), Def 2.2 and Thm 4.1 made exact: the two posteriors differ only through
+    Wang 2019, Def 2.2 and Thm 4.1 made exact: the two posteriors differ only through
     the law of :math:`x^\top\theta`, two normals with unequal variances (module
     docstring), so :math:`\delta(\varepsilon)` is a closed form (:func:`ops_pdp_delta`)
     inverted by safeguarded Newton steps; the returned ε satisfies
@@ -536,6 +551,27 @@ def ops_pdp_epsilon(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: A
     One Cholesky and one triangular solve for all targets; ``inf`` when removing a
     member leaves :math:`H - xx^\top` singular (in-sample leverage ≥ 1 − 1e-10).
     Not private (a function of the data).
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
+    direction : str, default 'both'
+        ``"both"`` (Def 2.2, the larger of the two orders), ``"smaller_first"`` or ``"larger_first"`` (one order).
     """
     direction = _check_direction(direction)
     delta = float(check_probability(delta, "delta"))
@@ -554,6 +590,27 @@ def ops_pdp_rdp(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Array
     :math:`s_\alpha^2 \le 0`: for :math:`D_\alpha(P_S\|P_{S+z})` this happens when
     :math:`\alpha \ge 1 + 1/\mu` (the smaller set's posterior is wider). Exact for OPS by
     the reduction to :math:`x^\top\theta`. Not private.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
+    alpha : float
+        Rényi order α > 1.
+    direction : str, default 'both'
+        ``"both"`` (the larger of the two orders), ``"smaller_first"`` or ``"larger_first"`` (one order).
     """
     direction = _check_direction(direction)
     alpha_a = as_finite_array(alpha, "alpha")
@@ -568,11 +625,26 @@ def ops_ex_post_pdp(result: OPSResult, X: ArrayLike, y: ArrayLike, target_x: Arr
                     member: ArrayLike) -> np.ndarray:
     r"""Ex-post pDP :math:`|\log p_D(\tilde\theta) - \log p_{D\pm z}(\tilde\theta)|` of an OPS release.
 
-    Wang (001), (A.1): the log-ratio is a function of :math:`t = x^\top\tilde\theta` only,
+    Wang 2019, (A.1): the log-ratio is a function of :math:`t = x^\top\tilde\theta` only,
     the difference of the two normal log-densities of t. ``result`` is the output of
     :func:`ops_fit` on (X, y) (its ``lam`` and ``gamma`` are used); for ``size=k`` the
     result has shape (k, m). ``inf`` for a member whose removal leaves H singular.
     Not private.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
+    result : OPSResult
+        The output of :func:`ops_fit` on ``(X, y)``: its sample, ``lam`` and ``gamma`` are used.
     """
     if not isinstance(result, OPSResult):
         raise TypeError(f"result must be an OPSResult from ops_fit; got {type(result).__name__}")
@@ -621,7 +693,7 @@ def _thm44(mu_in, r_in, gamma, L2):
 
 def ops_pdp_bound(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, lam: float,
                   gamma: float, delta: float, member: ArrayLike, form: str = "printed") -> np.ndarray:
-    r"""Thm 4.1 of Wang (001): (4.3) for non-members, (4.4) for members.
+    r"""Thm 4.1 of Wang 2019: (4.3) for non-members, (4.4) for members.
 
     ``form="printed"``: the bound as printed,
     :math:`\tfrac12|{-\log(1+\mu)} + \tfrac{\gamma\mu}{1+\mu}r^2| + \tfrac{\mu}{2}\log\tfrac2\delta + \sqrt{\gamma\mu\log\tfrac2\delta}\,|r|`
@@ -641,6 +713,27 @@ def ops_pdp_bound(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Arr
     :math:`r' = r/(1+\mu)`, (4.4) is (4.3) with the first term replaced by
     :math:`\tfrac12|\log(1+\mu) - \gamma\mu r^2/(1+\mu)^2|` and the others shrunk.
     ``inf`` for a member whose removal leaves H singular. Not private.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
+    form : str, default 'printed'
+        ``"printed"`` (Thm 4.1 as printed, not valid everywhere) or ``"corrected"`` (the tail step repaired and the maximum of both forms).
     """
     if form not in ("printed", "corrected"):
         raise ValueError(f"form must be 'printed' or 'corrected'; got {form!r}")
@@ -696,7 +789,7 @@ def _check_dp_args(n, lam, x_bound, y_bound, lam_min):
 
 def ops_dp_epsilon(delta: ArrayLike, *, n: int, lam: float, gamma: float, x_bound: float = 1.0,
                    y_bound: float = 1.0, lam_min: float = 0.0) -> np.ndarray:
-    r"""(ε, δ)-DP of OPS over data sets of at most n records (Prop 4.3(1) of Wang (001), redone exactly).
+    r"""(ε, δ)-DP of OPS over data sets of at most n records (Prop 4.3(1) of Wang 2019, redone exactly).
 
     Class: records with :math:`\lVert x\rVert \le` ``x_bound`` and :math:`|y| \le` ``y_bound``;
     every neighbouring pair (S, S+z) with :math:`|S+z| \le n` whose smaller set has
@@ -715,6 +808,23 @@ def ops_dp_epsilon(delta: ArrayLike, *, n: int, lam: float, gamma: float, x_boun
     :math:`a = r_{\max}\sqrt\gamma\max_{\mu\le\mu_{\max}}\sqrt\mu/(1+\mu)` — the corner
     (largest leverage, largest residual) when :math:`\mu_{\max} \le 1`. That value is
     returned (tight δ(ε) inverted, Def 2.2 both directions). Data-independent.
+
+    Parameters
+    ----------
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n : int
+        Number of records n.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    y_bound : float, default 1.0
+        Public bound on the absolute value :math:`|y|` of the labels.
+    x_bound : float, default 1.0
+        Public bound on ‖x‖ of every record.
+    lam_min : float, default 0.0
+        Public lower bound on λ_min(XᵀX) of the smaller data set of every pair.
     """
     n, lam, x_bound, y_bound, lam_min = _check_dp_args(n, lam, x_bound, y_bound, lam_min)
     gamma = float(check_positive(gamma, "gamma"))
@@ -733,6 +843,23 @@ def ops_gamma_for_dp(eps: float, delta: float, *, n: int, lam: float, x_bound: f
     :math:`\gamma \to 0` leaves δ(ε) > δ, no γ works: ``ValueError`` (raise ``lam`` or
     ``lam_min``). The largest feasible a is found by bisection on δ(ε; a), increasing
     in a; the returned γ is re-checked with :func:`ops_dp_epsilon`.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n : int
+        Number of records n.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    y_bound : float, default 1.0
+        Public bound on the absolute value :math:`|y|` of the labels.
+    x_bound : float, default 1.0
+        Public bound on ‖x‖ of every record.
+    lam_min : float, default 0.0
+        Public lower bound on λ_min(XᵀX) of the smaller data set of every pair.
     """
     n, lam, x_bound, y_bound, lam_min = _check_dp_args(n, lam, x_bound, y_bound, lam_min)
     eps = float(check_positive(eps, "eps"))
@@ -769,7 +896,21 @@ def ops_gamma_for_dp(eps: float, delta: float, *, n: int, lam: float, x_bound: f
 # ============================================================================ AdaOPS
 @dataclass(frozen=True)
 class AdaOPSBudget:
-    r"""How AdaOPS spends (ε, δ): ε = ``eps_lambda + eps_ops``, δ = ``delta_lambda + delta_fail + delta_ops``."""
+    r"""How AdaOPS spends (ε, δ): ε = ``eps_lambda + eps_ops``, δ = ``delta_lambda + delta_fail + delta_ops``.
+
+    Attributes
+    ----------
+    eps_lambda : float
+        ε spent on the private λ_min (step 1).
+    delta_lambda : float
+        δ spent on the private λ_min.
+    delta_fail : float
+        Probability that the margin of step 2 fails.
+    eps_ops : float
+        ε of the OPS sample (step 3).
+    delta_ops : float
+        δ of the OPS sample.
+    """
 
     eps_lambda: float
     delta_lambda: float
@@ -816,14 +957,22 @@ class AdaOPSResult:
 
 
 def adaops_budget(eps: float, delta: float) -> AdaOPSBudget:
-    """The fixed split used by :func:`adaops_fit`: ε/2 + ε/2 and δ/4 + δ/4 + δ/2."""
+    """The fixed split used by :func:`adaops_fit`: ε/2 + ε/2 and δ/4 + δ/4 + δ/2.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    """
     return AdaOPSBudget(eps_lambda=eps / 2, delta_lambda=delta / 4, delta_fail=delta / 4, eps_ops=eps / 2,
                         delta_ops=delta / 2)
 
 
 def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: float, n_public: int | None = None,
                rng: int | np.random.Generator | None = None) -> AdaOPSResult:
-    r"""AdaOPS (Wang (001), Alg 1 and Prop 4.4), corrected: an (ε, δ)-DP OPS sample.
+    r"""AdaOPS (Wang 2019, Alg 1 and Prop 4.4), corrected: an (ε, δ)-DP OPS sample.
 
     Domain: rows :math:`\lVert x\rVert \le 1`, :math:`|y| \le 1`; ``n_public`` ≥ ``len(X)``
     is a public bound on the number of records (default ``len(X)``: then the record
@@ -848,6 +997,23 @@ def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: f
     ``ValueError`` naming ``kappa`` when the leverage bound :math:`d\kappa/n_{\rm public}` alone
     exceeds the OPS budget (checked before the data are touched); no θ is ever
     released without its guarantee.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    kappa : float
+        Target bound on the condition of the regularized problem: λ is chosen so that every leverage is at most dκ/``n_public``.
+    n_public : int, optional
+        Public upper bound on the number of records (``None``: ``len(X)``, i.e. the count is treated as public).
     """
     X, y = _check_xy(X, y)
     eps = float(check_positive(eps, "eps"))
@@ -906,7 +1072,7 @@ def erm_per_instance_shift_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GL
     r"""Per-instance parameter shift :math:`\hat\theta(D\pm z) - \hat\theta(D)` of a regularized GLM (not private).
 
     Objective :math:`J(\theta; D) = \sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\lVert\theta\rVert^2`
-    (:mod:`pdpkit.losses`). Wang (001), Lemma 3.1: with θ̂ fit without z and θ̂′ with z,
+    (:mod:`pdpkit.losses`). Wang 2019, Lemma 3.1: with θ̂ fit without z and θ̂′ with z,
     :math:`\hat\theta - \hat\theta' = [\int\nabla^2 J_{+z}]^{-1}\nabla\ell(\hat\theta, z)
     = +[\int\nabla^2 J]^{-1}\nabla\ell(\hat\theta', z)` — the printed second identity
     has a spurious minus sign (the chapter checks both numerically).
@@ -920,6 +1086,27 @@ def erm_per_instance_shift_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GL
     :math:`x^\top\hat\theta(D)` and :math:`\mu = x^\top H^{-1}x`. Exact for the squared loss.
     Returns shape (m, d) ((d,) for one target); rows are ``inf`` where a removal
     leaves the Hessian singular. ``progress``: a bar over the exact refits (one per target).
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    member : array_like
+        ``True`` when the target is in the data set (its removal), ``False`` when it is added.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    method : str, default 'exact'
+        ``"exact"`` (refit on the neighbour) or ``"one_step"`` (one Newton step from θ̂(D)).
     """
     from . import objpert
     from .losses import get_loss
@@ -968,7 +1155,7 @@ def erm_per_instance_shift_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GL
 
 # ============================================================================ Prop 2.9
 def pdp_generalization_bound(eps: ArrayLike, delta: ArrayLike) -> float:
-    r"""On-average generalization bound of Prop 2.9 (Wang (001)) from a table of pDP values.
+    r"""On-average generalization bound of Prop 2.9 (Wang 2019) from a table of pDP values.
 
     ``eps[j, k]`` is the pDP :math:`\varepsilon(W_j, z_k)` of target :math:`z_k` relative
     to data set :math:`W_j` of n − 1 records (rows: independent data sets
@@ -983,6 +1170,13 @@ def pdp_generalization_bound(eps: ArrayLike, delta: ArrayLike) -> float:
     :math:`\varepsilon'\delta''`): chaining :math:`A(W+z') \to A(W) \to A(W+z'')` with the
     two orders of Def 2.2 gives :math:`E f \le e^{\varepsilon'+\varepsilon''}E' f + e^{\varepsilon'}\delta'' + \delta'`.
     The expectations are replaced by the table's averages (a plug-in estimate).
+
+    Parameters
+    ----------
+    eps : array_like
+        ε of the (ε, δ) guarantee, in nats.
+    delta : array_like
+        δ of the (ε, δ) guarantee, in (0, 1).
     """
     e = check_nonnegative(eps, "eps")
     if e.ndim != 2 or e.size == 0:

@@ -94,6 +94,17 @@ def output_perturbation_sensitivity(loss: str | GLMLoss, *, lam: float, norm_bou
     distance, and the conclusion is on the norm, not its square.) A solver that stops at
     gradient norm :math:`\tau = \text{tol}\cdot LR` is within :math:`\tau/\lambda` of the exact
     minimizer on each data set, so the returned sensitivity is :math:`LR(1 + 2\,\text{tol})/\lambda`.
+
+    Parameters
+    ----------
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    norm_bound : float, default 1.0
+        Public bound R on the Euclidean norm of every feature row.
+    tol : float, default 0.0
+        Relative gradient tolerance of the solver; the bound adds the distance it allows to the minimizer.
     """
     loss = _check_loss(loss)
     lam = float(check_positive(lam, "lam"))
@@ -122,6 +133,27 @@ def output_perturbation_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps
     Raises ``ValueError`` if a row of ``X`` has norm above ``norm_bound`` (the sensitivity
     would not hold), if the loss has an unbounded gradient, or for invalid parameters;
     ``RuntimeError`` if the solver cannot reach the tolerance.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    norm_bound : float, default 1.0
+        Public bound R on the Euclidean norm of every feature row.
+    tol : float, default 1e-10
+        Relative gradient tolerance: the solver stops at gradient norm ``tol``·LR (data-independent).
     """
     loss = _check_loss(loss)
     X, y = _check_data(X, y, loss)
@@ -156,7 +188,17 @@ def _ridge_parts(X, y, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 
 
 def ridge_fit_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: float = 1.0) -> np.ndarray:
-    r"""Ridge regression :math:`\hat\theta = (X^\top X + \lambda I)^{-1}X^\top y` (not private)."""
+    r"""Ridge regression :math:`\hat\theta = (X^\top X + \lambda I)^{-1}X^\top y` (not private).
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float, default 1.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    """
     return _ridge_parts(X, y, lam)[3]
 
 
@@ -172,6 +214,15 @@ def ridge_removal_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: flo
 
     One Cholesky of H and one triangular solve for all n members. Data-dependent,
     **not private**.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float, default 1.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     """
     X, y, L, theta = _ridge_parts(X, y, lam)
     r = y - X @ theta
@@ -187,6 +238,19 @@ def ridge_addition_sensitivity_nonprivate(X: ArrayLike, y: ArrayLike, target_x: 
 
     :math:`\hat\theta(D\cup\{z\}) - \hat\theta(D) = \frac{y - x^\top\hat\theta}{1 + x^\top H^{-1}x}H^{-1}x`.
     Vectorized over targets (``target_x`` shape (m, d)). **Not private.**
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    target_x : array_like
+        Features x of the target record z.
+    target_y : array_like
+        Label y of the target record z.
+    lam : float, default 1.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     """
     X, y, L, theta = _ridge_parts(X, y, lam)
     tx = np.atleast_2d(as_finite_array(target_x, "target_x"))
@@ -213,6 +277,21 @@ def ridge_pdp_for_all_nonprivate(X: ArrayLike, y: ArrayLike, *, lam: float = 1.0
     projected gradient ascent from ``n_starts`` starts (the eigenvectors of H and
     random directions). Returns a value within the optimizer's tolerance of the
     true supremum (a lower bound on it that is tight in our tests). **Not private.**
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float, default 1.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    y_bound : float, default 1.0
+        Public bound on the absolute value :math:`|y|` of the labels.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    n_starts : int, default 64
+        Number of starting points of the projected gradient ascent.
     """
     X, y, L, theta = _ridge_parts(X, y, lam)
     d = X.shape[1]
@@ -270,6 +349,15 @@ def ridge_global_sensitivity_bound(n: int, *, lam: float = 1.0, y_bound: float =
     which increases up to :math:`s^* = \sqrt n + \sqrt{n+1}`; we return
     :math:`g(\min(s^*, \lambda^{-1/2}))`. This drives the worst-case DP ε of output
     perturbation in Wang 2019, Figure 1; it is an upper bound on the true worst case.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    lam : float, default 1.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    y_bound : float, default 1.0
+        Public bound on the absolute value :math:`|y|` of the labels.
     """
     n = check_int_at_least(n, "n", 1)
     lam = float(check_positive(lam, "lam"))

@@ -176,7 +176,17 @@ def figure(
 
 
 def legend_below(fig: Figure, axes: Axes | Sequence[Axes] | np.ndarray, *, ncol: int = 2, **kwargs: Any) -> Any:
-    """One legend for all panels, centred below them (handles of every panel, deduplicated)."""
+    """One legend for all panels, centred below them (handles of every panel, deduplicated).
+
+    Parameters
+    ----------
+    fig : Figure
+        The matplotlib figure to draw into.
+    axes : Axes | Sequence[Axes] | numpy.ndarray
+        The panel(s) whose handles go into the legend.
+    ncol : int, default 2
+        Number of legend columns.
+    """
     ax_list = list(np.atleast_1d(np.asarray(axes, dtype=object)).ravel())
     handles, labels, seen = [], [], set()
     for ax in ax_list:
@@ -199,6 +209,11 @@ def smallest_font_pt(fig: Figure) -> float:
 
     A figure wider than the page is shrunk to :data:`PAGE_WIDTH_IN` when shown; the
     sizes are scaled by the same factor.
+
+    Parameters
+    ----------
+    fig : Figure
+        The matplotlib figure to draw into.
     """
     fig.draw_without_rendering()  # tick labels get their text only when drawn
     scale = min(1.0, PAGE_WIDTH_IN / fig.get_figwidth())
@@ -211,6 +226,11 @@ def show(fig: Figure | None = None) -> None:
 
     Raises ``ValueError`` if the figure is wider than the page or any visible
     text would be shown below :data:`MIN_FONT_PT`.
+
+    Parameters
+    ----------
+    fig : Figure, optional
+        The matplotlib figure to draw into.
     """
     fig = plt.gcf() if fig is None else fig
     if fig.get_figwidth() > PAGE_WIDTH_IN + 1e-9:

@@ -36,7 +36,8 @@ from numpy.typing import ArrayLike
 from . import report as _report
 from ._solver import _check_loss
 from ._validation import as_finite_array, check_probability
-from .accounting import _check_mu, objpert_output_epsilon
+from .accountant import Charge, Guarantee, GuaranteePart, _delta, _keys, _real, compose, ledger_guarantee
+from .accounting import _check_mu
 from .losses import GLMLoss, get_loss
 from .objpert import ObjPertResult, output_mu
 
@@ -47,139 +48,28 @@ __all__ = [
     "Release",
     "objpert_guarantee",
     "release_guarantee",
+    "model_charges",
     "objpert_release",
+    "multiclass_release",
 ]
 
-#: The format tag of a release file. Format 1 (before the solver's tolerance was paid for) is refused.
-RELEASE_FORMAT = "pdpkit-release/2"
-
-_ACC_MODEL = "objpert-profile+output-gaussian"
-_ACC_REPORT = "gaussian"
-_ACC_TOTAL = "objpert-profile+gaussians"
+#: The format tag of a release file. Format 2 files are read (their guarantee is recomputed);
+#: format 1 (before the solver's tolerance was paid for) is refused.
+RELEASE_FORMAT = "pdpkit-release/3"
+_FORMAT_2 = "pdpkit-release/2"
 _REL_TOL = 1e-9
 _SQRT2 = math.sqrt(2.0)
 
 
 # ------------------------------------------------------------------ strict types
-def _real(value: Any, name: str, *, positive: bool = True, allow_zero: bool = False) -> float:
-    """A real number (int or float, not bool or str), finite, > 0 (or >= 0)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {value!r}")
-    if positive and not (v > 0 or (allow_zero and v == 0)):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
-    return v
-
-
 def _bool(value: Any, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be true or false (a boolean); got {type(value).__name__} {value!r}")
     return bool(value)
 
 
-def _delta(value: Any, name: str) -> float:
-    v = _real(value, name)
-    if not v < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1); got {value!r}")
-    return v
-
-
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _REL_TOL * max(abs(a), abs(b)) + 1e-15
-
-
-# ------------------------------------------------------------------ guarantees
-@dataclass(frozen=True)
-class GuaranteePart:
-    """One mechanism's share of a release's guarantee: its name, (ε, δ) and the accounting used."""
-
-    name: str
-    epsilon: float
-    delta: float
-    accounting: str
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise TypeError("a guarantee part's name must be a non-empty string")
-        if not isinstance(self.accounting, str) or not self.accounting:
-            raise TypeError("a guarantee part's accounting must be a non-empty string")
-        object.__setattr__(self, "epsilon", _real(self.epsilon, f"guarantee part {self.name!r}: epsilon",
-                                                  allow_zero=True))
-        object.__setattr__(self, "delta", _delta(self.delta, f"guarantee part {self.name!r}: delta"))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"name": self.name, "epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting}
-
-
-@dataclass(frozen=True)
-class Guarantee:
-    r"""An :math:`(\varepsilon, \delta)`-DP guarantee, the accounting that proves it, and its parts.
-
-    Neighbouring data sets differ by adding or removing one record. ``parts`` lists what
-    the guarantee is the total of (e.g. the model and the report); ``delta`` is the sum of
-    the parts' δ and ``epsilon`` their composition under ``accounting``.
-    """
-
-    epsilon: float
-    delta: float
-    accounting: str = _ACC_TOTAL
-    parts: tuple[GuaranteePart, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _real(self.epsilon, "guarantee.epsilon", allow_zero=True))
-        object.__setattr__(self, "delta", _delta(self.delta, "guarantee.delta"))
-        if not isinstance(self.accounting, str) or not self.accounting:
-            raise TypeError("guarantee.accounting must be a non-empty string naming the analysis")
-        parts = tuple(self.parts)
-        if not all(isinstance(p, GuaranteePart) for p in parts):
-            raise TypeError("guarantee.parts must be GuaranteePart objects")
-        object.__setattr__(self, "parts", parts)
-
-    def __str__(self) -> str:
-        head = f"({self.epsilon:.4g}, {self.delta:.3g})-DP [{self.accounting}, add/remove one record]"
-        if len(self.parts) > 1:
-            head += " = " + " + ".join(f"{p.name} ({p.epsilon:.4g}, {p.delta:.3g})" for p in self.parts)
-        return head
-
-    def part(self, name: str) -> GuaranteePart:
-        """The part called ``name`` (``KeyError`` if absent)."""
-        for p in self.parts:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting,
-                "parts": [p.to_dict() for p in self.parts]}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Guarantee:
-        """Inverse of :meth:`to_dict`, strict: unknown or missing fields are a ``ValueError`` naming them."""
-        _keys(data, "guarantee", required=("epsilon", "delta", "accounting", "parts"))
-        parts = data["parts"]
-        if not isinstance(parts, list):
-            raise TypeError("guarantee.parts must be a list")
-        out = []
-        for i, p in enumerate(parts):
-            _keys(p, f"guarantee.parts[{i}]", required=("name", "epsilon", "delta", "accounting"))
-            out.append(GuaranteePart(name=p["name"], epsilon=p["epsilon"], delta=p["delta"],
-                                     accounting=p["accounting"]))
-        return cls(epsilon=data["epsilon"], delta=data["delta"], accounting=data["accounting"], parts=tuple(out))
-
-
-def _keys(data: Any, where: str, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
-    if not isinstance(data, dict):
-        raise TypeError(f"{where} must be a JSON object; got {type(data).__name__}")
-    unknown = sorted(set(data) - set(required) - set(optional))
-    if unknown:
-        raise ValueError(f"{where} has unknown field(s) {unknown}")
-    missing = [k for k in required if k not in data]
-    if missing:
-        raise ValueError(f"{where} lacks the field(s) {missing}")
 
 
 def _constants(loss: GLMLoss, R: float) -> tuple[float, float]:
@@ -189,34 +79,6 @@ def _constants(loss: GLMLoss, R: float) -> tuple[float, float]:
     return loss.lipschitz * R, loss.smoothness * R * R
 
 
-def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: float,
-                      grad_tol: float, sigma_out: float) -> Guarantee:
-    r"""The tight guarantee of ObjPert as :func:`pdpkit.objpert.objpert_fit` releases it, on rows :math:`\|x\| \le R`.
-
-    ObjPert with :math:`L R` and :math:`\beta R^2` (the loss's per-unit constants times the
-    bound ``norm_bound`` = R of the fitted rows; the sharp log-determinant constant
-    :math:`\log(1 + \beta R^2/\lambda)`, Redberg, Koskela & Wang 2023, Thm 3.1 as corrected in
-    :mod:`pdpkit.accounting`) composed exactly with the output Gaussian of parameter
-    :math:`\mu = (2\tau/\lambda)/\sigma_{\rm out}` (:func:`pdpkit.objpert.output_mu`):
-    :func:`pdpkit.accounting.objpert_output_epsilon`. Holds for the released
-    ``theta_released``, whatever point the solver stopped at within τ. ``ValueError`` for a
-    loss with an unbounded gradient.
-    """
-    return release_guarantee(loss=loss, lam=lam, sigma=sigma, norm_bound=norm_bound, grad_tol=grad_tol,
-                             sigma_out=sigma_out, delta=delta)
-
-
-def _model_epsilon(loss: GLMLoss, lam: float, sigma: float, R: float, mu: float, delta: float) -> float:
-    L, beta = _constants(loss, R)
-    return _composed_epsilon(L, beta, lam, sigma, mu, delta)
-
-
-@functools.lru_cache(maxsize=512)
-def _composed_epsilon(L: float, beta: float, lam: float, sigma: float, mu: float, delta: float) -> float:
-    """Cached: grid searches and seeds repeat the same parameters."""
-    return float(objpert_output_epsilon(delta, L=L, beta=beta, lam=lam, sigma=sigma, mu=mu, sharp=True))
-
-
 def _report_mu(report: _report.PrivacyReport, R: float) -> float:
     """μ of the report's releases as one Gaussian mechanism, for rows of norm <= R (sensitivities LR, βR²/√2, βR²)."""
     L, beta = _constants(report.loss, R)
@@ -224,65 +86,178 @@ def _report_mu(report: _report.PrivacyReport, R: float) -> float:
     return math.sqrt(sum((s / getattr(report, k)) ** 2 for k, s in sens.items() if getattr(report, k) is not None))
 
 
-def release_guarantee(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: float, grad_tol: float,
-                      sigma_out: float, delta: float, report: _report.PrivacyReport | None = None,
-                      report_delta: float | None = None) -> Guarantee:
-    r"""The total guarantee of a release: the model, and the report's releases if any, with the parts.
+def model_charges(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: float, grad_tol: float,
+                  sigma_out: float, delta: float, count: int = 1, report: _report.PrivacyReport | None = None,
+                  report_delta: float | None = None) -> tuple[Charge, ...]:
+    r"""The ledger entries of a release's own mechanisms: its ObjPert fit(s), and its report's statistics if any.
 
-    ``norm_bound`` bounds the *fitted* rows (with an intercept column, :math:`\sqrt2` times the
-    user's bound). The model part is :func:`objpert_guarantee` at ``delta``; a report that
-    releases statistics is a part of its own at ``report_delta``
-    (:meth:`pdpkit.report.PrivacyReport.dp_epsilon`, one Gaussian mechanism); the total is
-    ObjPert's dominating pair composed with every Gaussian at once
-    (:math:`\mu^2 = \mu_{\rm out}^2 + \mu_{\rm report}^2`), exactly, at
-    :math:`\delta + \delta_{\rm report}`.
+    ``"model"``: ``count`` ObjPert fits (one per class of a one-vs-rest classifier, every record
+    in each) with the loss's constants at the fitted rows' bound ``norm_bound`` (L R and
+    β R², sharp log-determinant constant) and the output noise of parameter
+    :math:`\mu = (2\tau/\lambda)/\sigma_{\rm out}` (:func:`pdpkit.objpert.output_mu`).
+    ``"report"``: the report's noisy statistics as one Gaussian mechanism per fit.
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+        The loss.
+    lam, sigma : float
+        ObjPert's regularization and noise.
+    norm_bound : float
+        Bound on the fitted rows (with an intercept column: √2 times the user's bound).
+    grad_tol, sigma_out : float
+        The solver's public tolerance τ and the output noise's standard deviation.
+    delta : float
+        The δ the model's own ε is stated at.
+    count : int
+        Number of fits.
+    report : PrivacyReport, optional
+        A report of (one of) the fits; its noise scales are the same for every fit.
+    report_delta : float, optional
+        The δ the report's own ε is stated at (needed when the report releases statistics).
     """
     loss = _check_loss(loss)
     R = _real(norm_bound, "norm_bound")
     lam = _real(lam, "lam")
     sigma = _real(sigma, "sigma")
     delta = float(check_probability(delta, "delta"))
+    L, beta = _constants(loss, R)
     mu_out = output_mu(grad_tol=grad_tol, lam=lam, sigma_out=sigma_out)
-    eps_m = _model_epsilon(loss, lam, sigma, R, mu_out, delta)
-    model = GuaranteePart(name="model", epsilon=eps_m, delta=delta, accounting=_ACC_MODEL)
-    if report is None or not report._released():
-        return Guarantee(epsilon=eps_m, delta=delta, accounting=_ACC_MODEL, parts=(model,))
-    if report_delta is None:
-        raise ValueError("report_delta is needed: the report releases noisy statistics")
-    dr = float(check_probability(report_delta, "report_delta"))
-    mu_tot = _check_mu(math.hypot(mu_out, _report_mu(report, R)))  # refuses absurd noise scales first
-    eps_r = float(report.dp_epsilon(dr, norm_bound=R, accounting="gaussian"))
-    rep = GuaranteePart(name="report", epsilon=eps_r, delta=dr, accounting=_ACC_REPORT)
-    eps_t = _model_epsilon(loss, lam, sigma, R, mu_tot, delta + dr)
-    return Guarantee(epsilon=eps_t, delta=delta + dr, accounting=_ACC_TOTAL, parts=(model, rep))
+    out = [Charge(name="model", kind="objpert",
+                  params={"L": L, "beta": beta, "lam": lam, "sigma": sigma, "mu_out": mu_out},
+                  count=count, delta=delta)]
+    if report is not None and report._released():
+        if report_delta is None:
+            raise ValueError("report_delta is needed: the report releases noisy statistics")
+        dr = float(check_probability(report_delta, "report_delta"))
+        out.append(Charge(name="report", kind="gaussian", params={"mu": _check_mu(_report_mu(report, R))},
+                          count=count, delta=dr))
+    return tuple(out)
+
+
+def release_guarantee(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: float, grad_tol: float,
+                      sigma_out: float, delta: float, report: _report.PrivacyReport | None = None,
+                      report_delta: float | None = None, count: int = 1) -> Guarantee:
+    r"""The total guarantee of a release made alone: the model, and the report's releases if any, with the parts.
+
+    The ledger of :func:`model_charges` composed (:func:`pdpkit.accountant.compose`) at
+    ``delta`` (+ ``report_delta``): one fit with every Gaussian exactly (ObjPert's dominating
+    pair with :math:`\mu^2 = \mu_{\rm out}^2 + \mu_{\rm report}^2`), several fits through the PLD
+    or RDP, whichever is smaller. Each part is the mechanism alone at its own δ.
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+        The loss.
+    lam, sigma : float
+        ObjPert's regularization and noise.
+    norm_bound : float
+        Bound on the fitted rows (with an intercept column: √2 times the user's bound).
+    grad_tol, sigma_out : float
+        The solver's public tolerance τ and the output noise's standard deviation.
+    delta : float
+        The model's δ.
+    report : PrivacyReport, optional
+        The report released with the model.
+    report_delta : float, optional
+        The report's δ (needed when it releases statistics).
+    count : int
+        Number of fits (one-vs-rest classes).
+    """
+    ledger = model_charges(loss=loss, lam=lam, sigma=sigma, norm_bound=norm_bound, grad_tol=grad_tol,
+                           sigma_out=sigma_out, delta=delta, count=count, report=report, report_delta=report_delta)
+    return ledger_guarantee(ledger, sum(c.delta for c in ledger))
+
+
+def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: float,
+                      grad_tol: float, sigma_out: float) -> Guarantee:
+    r"""The tight guarantee of ObjPert as :func:`pdpkit.objpert.objpert_fit` releases it, on rows :math:`\|x\| \le R`.
+
+    ObjPert with :math:`L R` and :math:`\beta R^2` (sharp log-determinant constant; Redberg,
+    Koskela & Wang 2023, Thm 3.1 as corrected in :mod:`pdpkit.accounting`) composed exactly
+    with the output Gaussian (:func:`pdpkit.accounting.objpert_output_epsilon`). Holds for the
+    released ``theta_released``, whatever point the solver stopped at within τ.
+
+    Parameters
+    ----------
+    delta : float
+        The target δ.
+    loss : str or GLMLoss
+        The loss (bounded gradient and curvature).
+    lam, sigma : float
+        ObjPert's regularization and noise.
+    norm_bound : float
+        Bound on the fitted rows.
+    grad_tol, sigma_out : float
+        The solver's public tolerance and the output noise's standard deviation.
+    """
+    return release_guarantee(loss=loss, lam=lam, sigma=sigma, norm_bound=norm_bound, grad_tol=grad_tol,
+                             sigma_out=sigma_out, delta=delta)
 
 
 # ---------------------------------------------------------------------- release
 _REPORT_FIELDS = ("method", "rho", "sigma_gradient", "sigma_hessian", "sigma_lambda_min", "gradient_release",
                   "hessian_release", "lambda_min_release")
+_FIELDS = ("format", "theta", "lam", "sigma", "loss", "norm_bound", "grad_tol", "sigma_out", "fit_intercept",
+           "row_norm", "guarantee", "ledger", "report", "classes", "feature_names", "schema")
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 @dataclass(frozen=True, eq=False)
 class Release:
-    r"""What ObjPert may publish: the released coefficients, the public parameters, the guarantee, the schema.
+    r"""What ObjPert may publish: released coefficients, public parameters, the total guarantee, its ledger, the schema.
 
     Everything here is a mechanism parameter chosen without looking at the data (``lam``,
     ``sigma``, ``loss``, ``norm_bound``, ``grad_tol``, ``sigma_out``, ``fit_intercept``,
-    ``row_norm``), the private output ``theta`` (:math:`\tilde\theta`, output noise included), a
-    post-processing of it, or — in ``report`` — the noisy statistics of a privacy report (its
-    fields without θ, λ, σ and the loss, which are the release's). Nothing data-dependent and
-    un-noised goes in: no :math:`b`, no :math:`n`, no gradient norm. ``classes`` (the two label
-    values) and ``feature_names`` are the data's *schema*, treated as public like the number
-    of columns.
+    ``row_norm``), the private output ``theta`` (:math:`\tilde\theta`, output noise included;
+    one row per class for a one-vs-rest classifier with three or more classes), a
+    post-processing of it, or — in ``report`` — the noisy statistics of a privacy report (one
+    per fit). Nothing data-dependent and un-noised goes in: no :math:`b`, no :math:`n`, no
+    gradient norm. ``classes``, ``feature_names`` and ``schema`` (a
+    :class:`pdpkit.schema.Schema` as a dict) describe the data's columns and are public.
 
-    With ``fit_intercept``, ``theta``'s last entry is the coefficient of a constant feature of
-    value ``norm_bound`` (the fitted rows have norm at most :math:`\sqrt2` ``norm_bound``, the
-    bound the guarantee uses); :attr:`coef` and :attr:`intercept` undo that scaling.
-    ``row_norm="clip"`` records that rows beyond ``norm_bound`` were shrunk onto the ball
-    before fitting; :meth:`decision_function` applies the same map.
+    ``guarantee`` is the **total** of ``ledger`` (:class:`pdpkit.accountant.Charge` entries):
+    this release's own fits and report, and — when the release was made under a
+    :class:`pdpkit.accountant.PrivacyAccountant` — everything else the session charged
+    (preprocessing, other models). :meth:`verify` checks that the ledger holds this release's
+    own mechanisms with exactly its parameters and recomputes the total.
 
-    Construction checks the schema (types, ranges, lengths, strict booleans); a guarantee
-    needs a ``norm_bound``. :meth:`verify` recomputes the guarantee.
+    With ``fit_intercept``, the last coefficient multiplies a constant feature of value
+    ``norm_bound`` (the fitted rows have norm at most :math:`\sqrt2` ``norm_bound``);
+    :attr:`coef` and :attr:`intercept` undo that scaling. ``row_norm="clip"`` records that rows
+    beyond ``norm_bound`` were shrunk onto the ball; the prediction methods apply the same map.
+
+    Parameters
+    ----------
+    theta : array_like, shape (p,) or (K, p)
+        Released coefficients (intercept's last).
+    lam, sigma : float
+        ObjPert's regularization and noise.
+    loss : str
+        The loss's name.
+    norm_bound : float or None
+        Bound on the user's rows (``None``: no guarantee).
+    grad_tol, sigma_out : float
+        The solver's public tolerance and the output noise's standard deviation.
+    fit_intercept : bool
+        Whether the last coefficient is the intercept column's.
+    guarantee : Guarantee or None
+        The total guarantee.
+    ledger : tuple of Charge
+        What the guarantee is the composition of.
+    report : dict, list of dict or None
+        The privacy report's public fields (one dict per fit).
+    classes : tuple or None
+        The label values (two for a single model, K for K rows of theta).
+    feature_names : tuple of str or None
+        The columns the coefficients belong to.
+    row_norm : str
+        ``"raise"`` or ``"clip"``.
+    schema : dict or None
+        The public schema the rows were encoded with.
     """
 
     theta: np.ndarray
@@ -294,17 +269,21 @@ class Release:
     sigma_out: float
     fit_intercept: bool = False
     guarantee: Guarantee | None = None
-    report: dict[str, Any] | None = None
+    ledger: tuple[Charge, ...] = ()
+    report: Any = None
     classes: tuple[Any, ...] | None = None
     feature_names: tuple[str, ...] | None = None
     row_norm: str = "raise"
-    _report_obj: Any = field(default=None, init=False, repr=False)
+    schema: dict[str, Any] | None = None
+    _report_objs: Any = field(default=(), init=False, repr=False)
+    _schema_obj: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         s = object.__setattr__
-        theta = as_finite_array(self.theta, "theta", ndim=1).copy()
-        if theta.shape[0] < 1:
-            raise ValueError("theta must have at least one entry")
+        theta = np.asarray(self.theta)
+        theta = as_finite_array(theta, "theta", ndim=theta.ndim if theta.ndim in (1, 2) else 1).copy()
+        if theta.shape[-1] < 1 or (theta.ndim == 2 and theta.shape[0] < 3):
+            raise ValueError("theta must be a vector, or one row per class for three or more classes")
         theta.flags.writeable = False
         s(self, "theta", theta)
         for name in ("lam", "sigma", "grad_tol", "sigma_out"):
@@ -324,15 +303,21 @@ class Release:
             raise ValueError("row_norm='clip' needs norm_bound")
         if self.fit_intercept and self.norm_bound is None:
             raise ValueError("fit_intercept=True needs norm_bound (the intercept column's value)")
-        if self.fit_intercept and theta.shape[0] < 2:
+        if self.fit_intercept and theta.shape[-1] < 2:
             raise ValueError("theta must hold the intercept's coefficient and at least one feature's")
+        ledger = tuple(self.ledger or ())
+        if not all(isinstance(c, Charge) for c in ledger):
+            raise TypeError("ledger entries must be pdpkit.accountant.Charge objects")
+        s(self, "ledger", ledger)
         if self.guarantee is not None:
             if not isinstance(self.guarantee, Guarantee):
                 raise TypeError("guarantee must be a Guarantee")
             if self.norm_bound is None:
                 raise ValueError("a release with a guarantee needs norm_bound: the guarantee holds only for rows "
                                  "within it")
-        n_feat = theta.shape[0] - int(self.fit_intercept)
+            if not ledger:
+                raise ValueError("a release with a guarantee needs its ledger")
+        n_feat = theta.shape[-1] - int(self.fit_intercept)
         if self.feature_names is not None:
             names = tuple(self.feature_names)
             if not all(isinstance(v, str) for v in names):
@@ -346,50 +331,78 @@ class Release:
             classes = tuple(self.classes)
             if self.loss != "logistic":
                 raise ValueError(f"classes are for the logistic loss; this release's loss is {self.loss!r}")
-            if len(classes) != 2 or classes[0] == classes[1]:
-                raise ValueError(f"classes must be two distinct labels; got {list(classes)}")
-            if not all(isinstance(c, (str, int, float)) for c in classes):
+            want = 2 if theta.ndim == 1 else theta.shape[0]
+            if len(classes) != want or len(set(classes)) != len(classes):
+                raise ValueError(f"classes must be {want} distinct labels (one per row of theta, or two); "
+                                 f"got {list(classes)}")
+            if not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in classes):
                 raise TypeError("classes must be strings or numbers")
             s(self, "classes", classes)
-        if self.report is not None:
-            s(self, "_report_obj", self._build_report(self.report))
+        elif theta.ndim == 2:
+            raise ValueError("a release with one row of theta per class needs classes")
+        if self.schema is not None:
+            from .schema import Schema
 
-    def _build_report(self, rep: Any) -> _report.PrivacyReport:
+            sch = self.schema if isinstance(self.schema, Schema) else Schema.from_dict(self.schema)
+            s(self, "_schema_obj", sch)
+            s(self, "schema", sch.to_dict())
+        if self.report is not None:
+            reps = self.report if isinstance(self.report, (list, tuple)) else [self.report]
+            if len(reps) != self.n_models:
+                raise ValueError(f"report must hold one report per fit ({self.n_models}); got {len(reps)}")
+            objs = tuple(self._build_report(r, k) for k, r in enumerate(reps))
+            s(self, "_report_objs", objs)
+            fields = [_public_report_fields(o) for o in objs]
+            s(self, "report", fields[0] if theta.ndim == 1 else fields)
+
+    @property
+    def n_models(self) -> int:
+        """Number of fitted models: 1, or K for a one-vs-rest classifier with K >= 3 classes."""
+        return 1 if self.theta.ndim == 1 else int(self.theta.shape[0])
+
+    def _thetas(self) -> np.ndarray:
+        return self.theta[None, :] if self.theta.ndim == 1 else self.theta
+
+    def _build_report(self, rep: Any, k: int) -> _report.PrivacyReport:
         if isinstance(rep, _report.PrivacyReport):
             rep = _public_report_fields(rep)
-        _keys(rep, "report", required=_REPORT_FIELDS)
+        where = "report" if self.n_models == 1 else f"report[{k}]"
+        _keys(rep, where, required=_REPORT_FIELDS)
         kw = dict(rep)
         if not isinstance(kw["method"], str):
-            raise TypeError("report.method must be a string")
-        kw["rho"] = _delta(kw["rho"], "report.rho")
-        for k in ("sigma_gradient", "sigma_hessian", "sigma_lambda_min", "lambda_min_release"):
-            if kw[k] is not None:
-                kw[k] = _real(kw[k], f"report.{k}", positive=k != "lambda_min_release")
+            raise TypeError(f"{where}.method must be a string")
+        kw["rho"] = _delta(kw["rho"], f"{where}.rho")
+        for key in ("sigma_gradient", "sigma_hessian", "sigma_lambda_min", "lambda_min_release"):
+            if kw[key] is not None:
+                kw[key] = _real(kw[key], f"{where}.{key}", positive=key != "lambda_min_release")
         try:
             with np.errstate(all="ignore"):  # absurd noise scales are refused by verify(), not by a warning
-                obj = _report.PrivacyReport(theta=self.theta, lam=self.lam, sigma=self.sigma,
+                obj = _report.PrivacyReport(theta=self._thetas()[k], lam=self.lam, sigma=self.sigma,
                                             loss=get_loss(self.loss), **kw)
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"report: {exc}") from None
-        object.__setattr__(self, "report", _public_report_fields(obj))
+            raise type(exc)(f"{where}: {exc}") from None
         return obj
 
     def __repr__(self) -> str:
         g = str(self.guarantee) if self.guarantee is not None else "no DP guarantee"
-        return (f"Release(loss={self.loss!r}, d={self.coef.shape[0]}, fit_intercept={self.fit_intercept}, "
+        k = f", classes={self.n_models}" if self.n_models > 1 else ""
+        return (f"Release(loss={self.loss!r}, d={self.coef.shape[-1]}{k}, fit_intercept={self.fit_intercept}, "
                 f"lam={self.lam:.6g}, sigma={self.sigma:.6g}, norm_bound={self.norm_bound}, {g}"
                 f"{', with a privacy report' if self.report else ''})")
 
     # ------------------------------------------------------------ the model
     @property
     def coef(self) -> np.ndarray:
-        """Coefficients of the user's features."""
-        return self.theta[:-1] if self.fit_intercept else self.theta
+        """Coefficients of the user's (encoded) features: shape (d,), or (K, d) for K >= 3 classes."""
+        return self.theta[..., :-1] if self.fit_intercept else self.theta
 
     @property
-    def intercept(self) -> float:
-        """The intercept (0.0 without ``fit_intercept``)."""
-        return float(self.theta[-1] * self.norm_bound) if self.fit_intercept else 0.0
+    def intercept(self) -> Any:
+        """The intercept (0.0 without ``fit_intercept``; one per class for K >= 3 classes)."""
+        if not self.fit_intercept:
+            return 0.0 if self.theta.ndim == 1 else np.zeros(self.theta.shape[0])
+        b = self.theta[..., -1] * self.norm_bound
+        return float(b) if self.theta.ndim == 1 else np.array(b)
 
     @property
     def fit_norm_bound(self) -> float | None:
@@ -399,39 +412,160 @@ class Release:
         return self.norm_bound * (_SQRT2 if self.fit_intercept else 1.0)
 
     @property
-    def privacy_report(self) -> _report.PrivacyReport | None:
-        """The released privacy report (:class:`pdpkit.report.PrivacyReport`), or ``None``."""
-        return self._report_obj
+    def schema_object(self) -> Any:
+        """The schema as a :class:`pdpkit.schema.Schema` (``None`` without one)."""
+        return self._schema_obj
 
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
-        r""":math:`X\,\text{coef} + \text{intercept}` for rows of the user's features (post-processing)."""
-        X = as_finite_array(X, "X", ndim=2)
-        if X.shape[1] != self.coef.shape[0]:
-            raise ValueError(f"X must have {self.coef.shape[0]} columns; got {X.shape[1]}")
-        if self.row_norm == "clip":
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-            X = X * np.minimum(1.0, self.norm_bound / np.where(norms > 0, norms, 1.0))[:, None]
-        return X @ self.coef + self.intercept
+    @property
+    def privacy_report(self) -> _report.PrivacyReport | None:
+        """The released privacy report of the single model (:class:`pdpkit.report.PrivacyReport`), or ``None``.
+
+        For a one-vs-rest release with K >= 3 classes use :attr:`privacy_reports`.
+        """
+        if not self._report_objs:
+            return None
+        if self.n_models > 1:
+            raise ValueError("this release has one report per class: use privacy_reports")
+        return self._report_objs[0]
+
+    @property
+    def privacy_reports(self) -> tuple[_report.PrivacyReport, ...]:
+        """One released privacy report per fit (empty without a report)."""
+        return tuple(self._report_objs)
+
+    def rows(self, X: Any) -> np.ndarray:
+        """The rows the model reads for records ``X``: encoded by the schema, columns checked by name, clipped.
+
+        A pandas DataFrame's columns are matched **by name** to the release's schema or
+        ``feature_names`` (reordered if needed; a missing column is a ``ValueError`` naming it);
+        an array must have the release's columns in the release's order. With a schema, raw
+        records are encoded by it (:meth:`pdpkit.schema.Schema.encode`) and scaled by
+        ``norm_bound``. With ``row_norm="clip"`` rows beyond ``norm_bound`` are shrunk onto the
+        ball (the map the model was fitted through); with ``"raise"`` they are refused.
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records.
+        """
+        d = self.coef.shape[-1]
+        if self._schema_obj is not None:
+            sch = self._schema_obj
+            if hasattr(X, "columns"):
+                missing = [c for c in sch.feature_names if c not in list(X.columns)]
+                if missing:
+                    raise ValueError(f"X lacks the schema's feature column(s) {missing}")
+                X = X[list(sch.feature_names)]
+            rows = np.asarray(sch.encode(X), dtype=float) * float(self.norm_bound or 1.0)
+        else:
+            if hasattr(X, "columns"):
+                cols = [str(c) for c in X.columns]
+                if self.feature_names is not None:
+                    missing = [c for c in self.feature_names if c not in cols]
+                    if missing:
+                        raise ValueError(f"X lacks the release's feature column(s) {missing}; its columns are "
+                                         "matched by name")
+                    X = X[list(self.feature_names)]
+                elif len(cols) != d:
+                    raise ValueError(f"X must have {d} columns; got {len(cols)}")
+            rows = as_finite_array(np.asarray(X, dtype=float), "X", ndim=2)
+        if rows.shape[1] != d:
+            raise ValueError(f"X must have {d} columns; got {rows.shape[1]}")
+        if self.norm_bound is not None:
+            norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+            over = norms > self.norm_bound * (1.0 + 1e-12)
+            if np.any(over):
+                if self.row_norm == "clip":
+                    rows = rows * np.minimum(1.0, self.norm_bound / np.where(norms > 0, norms, 1.0))[:, None]
+                else:
+                    raise ValueError(f"{int(over.sum())} row(s) of X lie outside norm_bound={self.norm_bound:g}: "
+                                     "the model was fitted on rows inside it (row_norm='raise')")
+        return rows
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        r"""Scores :math:`x^\top\text{coef} + \text{intercept}` (one column per class for K >= 3); post-processing.
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records (see :meth:`rows` for how columns are matched).
+        """
+        rows = self.rows(X)
+        return rows @ self.coef.T + self.intercept
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        r"""Class probabilities (logistic loss): :math:`\sigma(s)` for two classes; one-vs-rest scores normalized.
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records (see :meth:`rows`).
+        """
+        if self.loss != "logistic":
+            raise ValueError(f"predict_proba needs the logistic loss; this release's loss is {self.loss!r}")
+        s = self.decision_function(X)
+        if s.ndim == 1:
+            p = _sigmoid(s)
+            return np.column_stack([1.0 - p, p])
+        p = _sigmoid(s)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted labels (classification), or predicted values (regression, in the label's units).
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records (see :meth:`rows`).
+        """
+        s = self.decision_function(X)
+        if self.loss != "logistic":
+            if self._schema_obj is not None and self._schema_obj.label_bounds is not None:
+                return np.asarray(self._schema_obj.decode_label(s), dtype=float)
+            return s
+        classes = np.asarray(self.classes if self.classes is not None else (-1.0, 1.0), dtype=object)
+        idx = (s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)
+        out = classes[idx]
+        try:
+            return out.astype(np.asarray(list(classes)).dtype)
+        except (TypeError, ValueError):  # pragma: no cover
+            return out
+
+    def to_estimator(self) -> Any:
+        """A fitted :class:`pdpkit.estimators.ObjPertClassifier` / ``ObjPertRegressor`` that predicts as this release."""
+        from .estimators import _estimator_from_release
+
+        return _estimator_from_release(self)
 
     # ------------------------------------------------------------ checking
+    def own_charges(self) -> tuple[Charge, ...]:
+        """The ledger entries this release's own fits and report must have (at the ledger's δ for them)."""
+        g = self.guarantee
+        if g is None:
+            return ()
+        model = [c for c in self.ledger if c.kind == "objpert" and c.name.endswith("model")]
+        reps = [c for c in self.ledger if c.kind == "gaussian" and c.name.endswith("report")]
+        delta = model[0].delta if model else g.delta
+        released = bool(self._report_objs) and bool(self._report_objs[0]._released())
+        dr = reps[0].delta if (released and reps) else (1e-6 if released else None)
+        return model_charges(loss=self.loss, lam=self.lam, sigma=self.sigma, norm_bound=self.fit_norm_bound,
+                             grad_tol=self.grad_tol, sigma_out=self.sigma_out, delta=delta, count=self.n_models,
+                             report=self._report_objs[0] if released else None, report_delta=dr)
+
     def expected_guarantee(self) -> Guarantee | None:
-        """The guarantee the public fields give, at the δ of this release's parts (``None`` without one)."""
+        """The guarantee the ledger gives at the release's total δ (``None`` without a guarantee)."""
         g = self.guarantee
         if g is None:
             return None
-        names = [p.name for p in g.parts]
-        rep = self._report_obj
-        releases = rep is not None and bool(rep._released())
-        want = ["model", "report"] if releases else ["model"]
-        if names != want:
-            raise ValueError(f"guarantee.parts must be {want} for this release; got {names}")
-        dr = g.part("report").delta if releases else None
-        return release_guarantee(loss=self.loss, lam=self.lam, sigma=self.sigma, norm_bound=self.fit_norm_bound,
-                                 grad_tol=self.grad_tol, sigma_out=self.sigma_out, delta=g.part("model").delta,
-                                 report=rep if releases else None, report_delta=dr)
+        for own in self.own_charges():
+            if not any(c.kind == own.kind and c.count == own.count and c.params.keys() == own.params.keys()
+                       and all(_close(c.params[k], own.params[k]) for k in own.params) for c in self.ledger):
+                raise ValueError(f"ledger: it lacks this release's own {own.name!r} entry ({own.kind}, count "
+                                 f"{own.count}, parameters {own.params}): the guarantee would not cover it")
+        return ledger_guarantee(self.ledger, g.delta)
 
     def verify(self) -> Release:
-        """Recompute the guarantee from the public fields; ``ValueError`` naming the first field that disagrees.
+        """Recompute the guarantee from the ledger and the public fields; ``ValueError`` naming what disagrees.
 
         Returns the release itself, so ``Release.from_json(text).verify()`` chains. A release
         without a guarantee verifies trivially (it claims nothing).
@@ -439,19 +573,27 @@ class Release:
         try:
             want = self.expected_guarantee()
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"guarantee: the release's parameters (lam, sigma, norm_bound, grad_tol, sigma_out and "
-                             f"the report's noise scales) give no guarantee to check it against: {exc}") from None
+            raise ValueError(f"guarantee: the release's parameters (lam, sigma, norm_bound, grad_tol, sigma_out, the "
+                             f"report's noise scales and the ledger) give no guarantee to check it against: {exc}") \
+                from None
         if want is None:
             return self
         g = self.guarantee
+        if len(g.parts) != len(want.parts):
+            raise ValueError(f"guarantee.parts must list the ledger's {len(want.parts)} entries")
         pairs = [(f"guarantee.parts[{i}]", p, q) for i, (p, q) in enumerate(zip(g.parts, want.parts, strict=True))]
         for where, have, expect in pairs + [("guarantee", g, want)]:
+            numeric = expect.accounting in ("pld+rdp", "rdp")
             for attr in ("epsilon", "delta"):
-                if not _close(getattr(have, attr), getattr(expect, attr)):
-                    raise ValueError(f"{where}.{attr} = {getattr(have, attr)!r} is not what the release's parameters "
-                                     f"give ({getattr(expect, attr)!r})")
+                a, b = getattr(have, attr), getattr(expect, attr)
+                ok = _close(a, b) if not (numeric and attr == "epsilon") else (b * (1 - 1e-9) <= a <= b * (1 + 1e-6)
+                                                                                + 1e-12)
+                if not ok:
+                    raise ValueError(f"{where}.{attr} = {a!r} is not what the release's parameters give ({b!r})")
             if have.accounting != expect.accounting:
                 raise ValueError(f"{where}.accounting must be {expect.accounting!r}")
+            if where != "guarantee" and have.name != expect.name:
+                raise ValueError(f"{where}.name must be {expect.name!r} (the ledger's entry)")
         return self
 
     # ------------------------------------------------------------ serialization
@@ -459,7 +601,7 @@ class Release:
         """A JSON-ready dict (see :meth:`to_json`)."""
         return {
             "format": RELEASE_FORMAT,
-            "theta": [float(v) for v in self.theta],
+            "theta": self.theta.tolist(),
             "lam": self.lam,
             "sigma": self.sigma,
             "loss": self.loss,
@@ -469,13 +611,21 @@ class Release:
             "fit_intercept": self.fit_intercept,
             "row_norm": self.row_norm,
             "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "ledger": [c.to_dict() for c in self.ledger],
             "report": self.report,
             "classes": None if self.classes is None else [_json_scalar(c) for c in self.classes],
             "feature_names": None if self.feature_names is None else list(self.feature_names),
+            "schema": self.schema,
         }
 
     def to_json(self, **kwargs: Any) -> str:
-        """The release as JSON text (``kwargs`` go to ``json.dumps``, e.g. ``indent=2``)."""
+        """The release as JSON text; ``kwargs`` go to ``json.dumps`` (for instance ``indent=2``).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``json.dumps``.
+        """
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
     @classmethod
@@ -484,43 +634,106 @@ class Release:
 
         ``ValueError``/``TypeError`` naming the field for another format, an unknown or missing
         field, a value of the wrong type or range, inconsistent lengths, or a guarantee its
-        parameters do not give.
+        parameters and ledger do not give. A format-2 file (one model, no ledger) is read: its
+        ledger is rebuilt from its parameters and its stated total checked against it.
+
+        Parameters
+        ----------
+        data : dict
+            A dict as :meth:`to_dict` writes it.
+        verify : bool
+            Whether to recompute the guarantee.
         """
         if not isinstance(data, dict):
             raise TypeError(f"a release must be a JSON object; got {type(data).__name__}")
         fmt = data.get("format")
+        if fmt == _FORMAT_2:
+            return cls._from_format_2(data, verify=verify)
         if fmt != RELEASE_FORMAT:
             if isinstance(fmt, str) and fmt.startswith("pdpkit-release/"):
                 raise ValueError(f"format {fmt!r} is not supported (expected {RELEASE_FORMAT!r}): its guarantee "
                                  "assumed the solver's exact minimizer; fit the model again")
             raise ValueError(f"not a pdpkit release (expected format {RELEASE_FORMAT!r})")
-        _keys(data, "release", required=("format", "theta", "lam", "sigma", "loss", "norm_bound", "grad_tol",
-                                         "sigma_out", "fit_intercept", "row_norm", "guarantee", "report", "classes",
-                                         "feature_names"))
-        theta = data["theta"]
-        if not isinstance(theta, list) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in theta):
-            raise TypeError("theta must be a list of numbers")
+        _keys(data, "release", required=_FIELDS)
+        theta = _theta_from_json(data["theta"])
         g = data["guarantee"]
+        classes, names, ledger = data["classes"], data["feature_names"], data["ledger"]
+        for key, val in (("classes", classes), ("feature_names", names), ("ledger", ledger)):
+            if val is not None and not isinstance(val, list):
+                raise TypeError(f"{key} must be a list or null")
+        entries = []
+        for i, c in enumerate(ledger or []):
+            try:
+                entries.append(Charge.from_dict(c))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"ledger[{i}]: {exc}") from None
+        rel = cls(theta=theta, lam=data["lam"], sigma=data["sigma"], loss=data["loss"],
+                  norm_bound=data["norm_bound"], grad_tol=data["grad_tol"], sigma_out=data["sigma_out"],
+                  fit_intercept=data["fit_intercept"], guarantee=None if g is None else Guarantee.from_dict(g),
+                  ledger=tuple(entries), report=data["report"], classes=None if classes is None else tuple(classes),
+                  feature_names=None if names is None else tuple(names), row_norm=data["row_norm"],
+                  schema=data["schema"])
+        return rel.verify() if verify else rel
+
+    @classmethod
+    def _from_format_2(cls, data: dict, *, verify: bool) -> Release:
+        _keys(data, "release", required=tuple(k for k in _FIELDS if k not in ("ledger", "schema")))
+        theta = _theta_from_json(data["theta"])
+        if theta.ndim != 1:
+            raise TypeError("theta must be a list of numbers")
         classes, names = data["classes"], data["feature_names"]
         for key, val in (("classes", classes), ("feature_names", names)):
             if val is not None and not isinstance(val, list):
                 raise TypeError(f"{key} must be a list or null")
-        rel = cls(theta=np.asarray(theta, dtype=float), lam=data["lam"], sigma=data["sigma"], loss=data["loss"],
-                  norm_bound=data["norm_bound"], grad_tol=data["grad_tol"], sigma_out=data["sigma_out"],
-                  fit_intercept=data["fit_intercept"], guarantee=None if g is None else Guarantee.from_dict(g),
+        kw = dict(theta=theta, lam=data["lam"], sigma=data["sigma"], loss=data["loss"], norm_bound=data["norm_bound"],
+                  grad_tol=data["grad_tol"], sigma_out=data["sigma_out"], fit_intercept=data["fit_intercept"],
                   report=data["report"], classes=None if classes is None else tuple(classes),
                   feature_names=None if names is None else tuple(names), row_norm=data["row_norm"])
-        return rel.verify() if verify else rel
+        g = data["guarantee"]
+        if g is None:
+            return cls(**kw)
+        old = Guarantee.from_dict(g)
+        bare = cls(**kw)
+        parts = {p.name: p for p in old.parts}
+        if "model" not in parts:
+            raise ValueError("guarantee.parts lacks the model's part")
+        rep = bare._report_objs[0] if bare._report_objs else None
+        ledger = model_charges(loss=bare.loss, lam=bare.lam, sigma=bare.sigma, norm_bound=bare.fit_norm_bound,
+                               grad_tol=bare.grad_tol, sigma_out=bare.sigma_out, delta=parts["model"].delta,
+                               report=rep, report_delta=parts["report"].delta if "report" in parts else None)
+        new = ledger_guarantee(ledger, sum(c.delta for c in ledger))
+        if verify and not (_close(new.epsilon, old.epsilon) and _close(new.delta, old.delta)):
+            raise ValueError(f"guarantee.epsilon = {old.epsilon!r} is not what the release's parameters give "
+                             f"({new.epsilon!r})")
+        return cls(**kw, guarantee=new, ledger=ledger)
 
     @classmethod
     def from_json(cls, text: str, *, verify: bool = True) -> Release:
-        """Inverse of :meth:`to_json` (strict and verified, as :meth:`from_dict`)."""
+        """Inverse of :meth:`to_json` (strict and verified, as :meth:`from_dict`).
+
+        Parameters
+        ----------
+        text : str
+            JSON text.
+        verify : bool
+            Whether to recompute the guarantee.
+        """
         try:
             data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ValueError(f"not JSON: {exc}") from None
         return cls.from_dict(data, verify=verify)
+
+
+def _theta_from_json(theta: Any) -> np.ndarray:
+    def numbers(row: Any) -> bool:
+        return isinstance(row, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)
+
+    if numbers(theta):
+        return np.asarray(theta, dtype=float)
+    if isinstance(theta, list) and theta and all(numbers(r) for r in theta) and len({len(r) for r in theta}) == 1:
+        return np.asarray(theta, dtype=float)
+    raise TypeError("theta must be a list of numbers, or a list of equally long lists of numbers (one per class)")
 
 
 def _refuse_constant(name: str) -> Any:
@@ -540,24 +753,7 @@ def _json_scalar(value: Any) -> Any:
     return value
 
 
-def objpert_release(result: ObjPertResult, *, delta: float | None = None, report: Any = None,
-                    report_delta: float | None = None, norm_bound: float | None = None, fit_intercept: bool = False,
-                    classes: Any = None, feature_names: Any = None, row_norm: str = "raise") -> Release:
-    r"""The publishable part of an ObjPert fit, with its total guarantee at ``delta`` (+ ``report_delta``).
-
-    ``result.theta_released`` is published (never the solver's point). The fit records the
-    bound it enforced on the fitted rows; ``norm_bound`` is the bound on the rows the *user*
-    passed — equal to the fit's, or with ``fit_intercept`` (a constant column of value
-    ``norm_bound`` was appended) the fit's divided by :math:`\sqrt2`. Omitted, it is derived from
-    the fit; given and different, ``ValueError``. A fit made with ``norm_bound=None`` or
-    ``delta=None`` gives a release without a guarantee. ``report``: a
-    :class:`pdpkit.report.PrivacyReport` of this fit (its θ, λ, σ must be the fit's); if it
-    releases statistics, ``report_delta`` is needed and the guarantee is the total
-    (:func:`release_guarantee`).
-    """
-    if not isinstance(result, ObjPertResult):
-        raise TypeError(f"result must be an ObjPertResult; got {type(result).__name__}")
-    fit_intercept = _bool(fit_intercept, "fit_intercept")
+def _user_bound(result: ObjPertResult, norm_bound: float | None, fit_intercept: bool) -> float | None:
     fitted = result.norm_bound
     scale = _SQRT2 if fit_intercept else 1.0
     if fitted is None:
@@ -566,17 +762,21 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, report
         if norm_bound is not None:
             raise ValueError("norm_bound must match the bound the fit enforced; the fit enforced none "
                              "(norm_bound=None), so its release carries no guarantee")
-        R = None
-    else:
-        derived = fitted / scale
-        if norm_bound is None:
-            R = derived
-        else:
-            R = _real(norm_bound, "norm_bound")
-            if abs(R * scale - fitted) > 1e-12 * fitted:
-                raise ValueError(f"norm_bound={R:g} is not the bound the fit enforced ({derived:g} on the user's rows"
-                                 f"{', before the intercept column' if fit_intercept else ''}): a guarantee holds "
-                                 "only at the bound the data were checked against")
+        return None
+    derived = fitted / scale
+    if norm_bound is None:
+        return derived
+    R = _real(norm_bound, "norm_bound")
+    if abs(R * scale - fitted) > 1e-12 * fitted:
+        raise ValueError(f"norm_bound={R:g} is not the bound the fit enforced ({derived:g} on the user's rows"
+                         f"{', before the intercept column' if fit_intercept else ''}): a guarantee holds "
+                         "only at the bound the data were checked against")
+    return R
+
+
+def _check_fit(result: Any, report: Any) -> str:
+    if not isinstance(result, ObjPertResult):
+        raise TypeError(f"result must be an ObjPertResult; got {type(result).__name__}")
     if report is not None:
         if not isinstance(report, _report.PrivacyReport):
             raise TypeError(f"report must be a pdpkit.report.PrivacyReport; got {type(report).__name__}")
@@ -591,14 +791,134 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, report
     if same is None or same.lipschitz != result.loss.lipschitz or same.smoothness != result.loss.smoothness:
         raise ValueError(f"loss {loss_name!r} cannot be named in a release (only pdpkit's losses with their "
                          "default constants can)")
-    guarantee = None
+    return loss_name
+
+
+def objpert_release(result: ObjPertResult, *, delta: float | None = None, report: Any = None,
+                    report_delta: float | None = None, norm_bound: float | None = None, fit_intercept: bool = False,
+                    classes: Any = None, feature_names: Any = None, row_norm: str = "raise",
+                    schema: Any = None, accountant: Any = None) -> Release:
+    r"""The publishable part of an ObjPert fit, with its total guarantee at ``delta`` (+ ``report_delta``).
+
+    ``result.theta_released`` is published (never the solver's point). The fit records the
+    bound it enforced on the fitted rows; ``norm_bound`` is the bound on the rows the *user*
+    passed — equal to the fit's, or with ``fit_intercept`` the fit's divided by :math:`\sqrt2`.
+    A fit made with ``norm_bound=None`` or ``delta=None`` gives a release without a guarantee.
+    With ``accountant`` (a :class:`pdpkit.accountant.PrivacyAccountant` that was already
+    charged for this fit, see :meth:`pdpkit.accountant.PrivacyAccountant.charge_objpert`), the
+    guarantee is the accountant's total and the ledger its ledger.
+
+    Parameters
+    ----------
+    result : ObjPertResult
+        The fit.
+    delta : float, optional
+        The model's δ.
+    report : PrivacyReport, optional
+        A report of this fit.
+    report_delta : float, optional
+        The report's δ (needed when it releases statistics).
+    norm_bound : float, optional
+        Bound on the user's rows (checked against the fit's).
+    fit_intercept : bool
+        Whether the fit's last column was the intercept column.
+    classes : sequence, optional
+        The two label values.
+    feature_names : sequence of str, optional
+        Column names.
+    row_norm : str
+        ``"raise"`` or ``"clip"``.
+    schema : Schema or dict, optional
+        The public schema the rows were encoded with.
+    accountant : PrivacyAccountant, optional
+        The session's accountant (already charged).
+    """
+    fit_intercept = _bool(fit_intercept, "fit_intercept")
+    loss_name = _check_fit(result, report)
+    R = _user_bound(result, norm_bound, fit_intercept)
+    return _assemble([result], [report] if report is not None else None, loss_name=loss_name, R=R, delta=delta,
+                     report_delta=report_delta, fit_intercept=fit_intercept, classes=classes,
+                     feature_names=feature_names, row_norm=row_norm, schema=schema, accountant=accountant)
+
+
+def multiclass_release(results: Any, *, classes: Any, delta: float | None = None, reports: Any = None,
+                       report_delta: float | None = None, norm_bound: float | None = None,
+                       fit_intercept: bool = False, feature_names: Any = None, row_norm: str = "raise",
+                       schema: Any = None, accountant: Any = None) -> Release:
+    r"""The release of a one-vs-rest classifier: K ObjPert fits (same λ, σ, τ, σ_out) on the same records.
+
+    Every record is in all K problems, so the guarantee composes K fits
+    (:func:`model_charges` with ``count=K``; PLD or RDP, whichever is smaller).
+
+    Parameters
+    ----------
+    results : sequence of ObjPertResult
+        One fit per class, in the order of ``classes``.
+    classes : sequence
+        The K >= 3 label values.
+    delta : float, optional
+        The models' δ.
+    reports : sequence of PrivacyReport, optional
+        One report per fit, all with the same noise scales.
+    report_delta : float, optional
+        The reports' δ.
+    norm_bound : float, optional
+        Bound on the user's rows.
+    fit_intercept : bool
+        Whether the fits' last column was the intercept column.
+    feature_names : sequence of str, optional
+        Column names.
+    row_norm : str
+        ``"raise"`` or ``"clip"``.
+    schema : Schema or dict, optional
+        The public schema.
+    accountant : PrivacyAccountant, optional
+        The session's accountant (already charged for the K fits).
+    """
+    results = list(results)
+    if len(results) < 3:
+        raise ValueError("a one-vs-rest release needs three or more fits (two classes: one fit)")
+    fit_intercept = _bool(fit_intercept, "fit_intercept")
+    names = {_check_fit(r, rep) for r, rep in zip(results, reports or [None] * len(results), strict=True)}
+    first = results[0]
+    if len(names) != 1 or any((r.lam, r.sigma, r.grad_tol, r.sigma_out, r.norm_bound) !=
+                              (first.lam, first.sigma, first.grad_tol, first.sigma_out, first.norm_bound)
+                              for r in results):
+        raise ValueError("the fits of a one-vs-rest release must share loss, lam, sigma, grad_tol, sigma_out and "
+                         "norm_bound")
+    R = _user_bound(first, norm_bound, fit_intercept)
+    return _assemble(results, reports, loss_name=names.pop(), R=R, delta=delta, report_delta=report_delta,
+                     fit_intercept=fit_intercept, classes=classes, feature_names=feature_names, row_norm=row_norm,
+                     schema=schema, accountant=accountant)
+
+
+def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, delta: float | None,
+              report_delta: float | None, fit_intercept: bool, classes: Any, feature_names: Any, row_norm: str,
+              schema: Any, accountant: Any) -> Release:
+    first = results[0]
+    scale = _SQRT2 if fit_intercept else 1.0
+    guarantee, ledger = None, ()
+    rep0 = reports[0] if reports else None
     if R is not None and delta is not None:
-        guarantee = release_guarantee(loss=result.loss, lam=result.lam, sigma=result.sigma, norm_bound=R * scale,
-                                      grad_tol=result.grad_tol, sigma_out=result.sigma_out, delta=delta,
-                                      report=report, report_delta=report_delta)
-    return Release(theta=np.array(result.theta_released), lam=result.lam, sigma=result.sigma, loss=loss_name,
-                   norm_bound=R, grad_tol=result.grad_tol, sigma_out=result.sigma_out, fit_intercept=fit_intercept,
-                   guarantee=guarantee, report=report,
-                   classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
-                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
-                   row_norm=row_norm)
+        own = model_charges(loss=first.loss, lam=first.lam, sigma=first.sigma, norm_bound=R * scale,
+                            grad_tol=first.grad_tol, sigma_out=first.sigma_out, delta=delta, count=len(results),
+                            report=rep0, report_delta=report_delta)
+        if accountant is not None:
+            ledger = tuple(accountant.ledger)
+            guarantee = accountant.spent()
+        else:
+            ledger = own
+            guarantee = ledger_guarantee(own, sum(c.delta for c in own))
+    theta = np.array(first.theta_released) if len(results) == 1 else np.vstack([r.theta_released for r in results])
+    if schema is not None and not isinstance(schema, dict):
+        schema = schema.to_dict()
+    rel = Release(theta=theta, lam=first.lam, sigma=first.sigma, loss=loss_name, norm_bound=R,
+                  grad_tol=first.grad_tol, sigma_out=first.sigma_out, fit_intercept=fit_intercept,
+                  guarantee=guarantee, ledger=ledger,
+                  report=None if not reports else (reports[0] if len(results) == 1 else list(reports)),
+                  classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
+                  feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
+                  row_norm=row_norm, schema=schema)
+    if guarantee is not None:
+        rel.expected_guarantee()  # the ledger must hold this release's own mechanisms
+    return rel

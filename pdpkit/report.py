@@ -81,7 +81,7 @@ from . import gaussian as _gaussian
 from . import goe as _goe
 from . import objpert as _objpert
 from ._progress import progress as _progress
-from ._solver import _check_data, _check_general_targets, _check_loss, _grad_scale, _hessian
+from ._solver import _Rows, _check_general_targets, _check_loss, _check_rows, _evaluate, _is_dask, _map_rows
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
 from .losses import GLMLoss, Huber
 
@@ -520,7 +520,10 @@ class PrivacyReport:
         Parameters
         ----------
         target_x : array_like, shape (m, d) or (d,)
+            Targets' feature rows (as fitted: with the intercept column when there is one);
+            a memmap or a Dask array is read block by block (one bound per row, gathered).
         target_y : array_like, shape (m,) or scalar
+            Targets' labels.
         uniform : bool or "domain"
             ``False``: for each target separately. ``True``: jointly for all the given targets
             (Prop 15, union bound: :math:`r/(2m)` in the quantile). ``"domain"``: jointly for
@@ -534,6 +537,8 @@ class PrivacyReport:
         numpy.ndarray of shape (m,), or float for one target of shape (d,).
         """
         uniform = self._check_uniform(uniform)
+        if isinstance(target_x, _Rows) or _is_dask(target_x):
+            return self._epsilon_bound_rows(target_x, target_y, uniform)
         tx, ty, scalar = self._targets(target_x, target_y)
         m, d = tx.shape
         if self.method == "data-independent" and uniform == "domain":
@@ -543,28 +548,51 @@ class PrivacyReport:
                                                       target_y=ty, sharp=True)
             return float(out[0]) if scalar else out
         qb, qe = self._cross_quantiles(uniform, m)
-        W = self._W
-        k = 0 if W is None else W.shape[1]
-        cols = [W] if W is not None else []
-        cols.append(self.theta[:, None])
-        if qe is not None:
-            cols.append(self.gradient_release[:, None])
-        Mcat = np.ascontiguousarray(np.hstack(cols))
+        Mcat, k = self._mcat(qe)
         out = np.empty(m)
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite targets are reported below
             self._bound_blocks(tx, ty, Mcat, k, qb, qe, uniform == "domain", out)
         self._finite_or_raise(out, target_x, "epsilon_bound")
         return float(out[0]) if scalar else out
 
+    def _mcat(self, qe: float | None) -> tuple[np.ndarray, int]:
+        W = self._W
+        k = 0 if W is None else W.shape[1]
+        cols = [W] if W is not None else []
+        cols.append(self.theta[:, None])
+        if qe is not None:
+            cols.append(self.gradient_release[:, None])
+        return np.ascontiguousarray(np.hstack(cols)), k
+
+    def _epsilon_bound_rows(self, target_x: Any, target_y: Any, uniform: bool | str) -> np.ndarray:
+        """epsilon_bound for targets read by blocks (the estimator's rows, a memmap or a Dask array)."""
+        from .objpert import _target_rows
+
+        trows, ty, _ = _target_rows(target_x, target_y, self.loss, self.d)
+        m = trows.n
+        if self.method == "data-independent" and uniform == "domain":
+            return self.epsilon_bound(trows.materialize(), np.asarray(ty), uniform=uniform)
+        qb, qe = self._cross_quantiles(uniform, m)
+        Mcat, k = self._mcat(qe)
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = _map_rows(trows, ty, _k_bound, (self, Mcat, k, qb, qe, uniform == "domain"))
+        if not np.all(np.isfinite(out)):
+            raise ValueError("epsilon_bound is not finite (overflow): target_x is too large")
+        return out
+
     def _bound_blocks(self, tx: np.ndarray, ty: np.ndarray, Mcat: np.ndarray, k: int, qb: float,
                       qe: float | None, l1: bool, out: np.ndarray) -> None:
+        for s in range(0, tx.shape[0], _CHUNK):
+            out[s:s + _CHUNK] = self._bound_block(tx[s:s + _CHUNK], ty[s:s + _CHUNK], Mcat, k, qb, qe, l1)
+
+    def _bound_block(self, Xc: np.ndarray, yc: np.ndarray, Mcat: np.ndarray, k: int, qb: float,
+                     qe: float | None, l1: bool) -> np.ndarray:
         s2 = self.sigma * self.sigma
         lam, lam_lo = self.lam, self.lambda_lower
-        for s in range(0, tx.shape[0], _CHUNK):
-            Xc = tx[s:s + _CHUNK]
+        if True:
             V = Xc @ Mcat
             xx = np.einsum("ij,ij->i", Xc, Xc)
-            d1, d2 = self.loss._d1_d2(V[:, k], ty[s:s + _CHUNK])
+            d1, d2 = self.loss._d1_d2(V[:, k], yc)
             mu = xx / lam_lo
             if k:
                 mu = np.minimum(mu, np.einsum("ij,ij->i", V[:, :k], V[:, :k]))
@@ -580,7 +608,7 @@ class PrivacyReport:
             cross = self.sigma * qb * delta
             if qe is not None:
                 cross = np.minimum(cross, np.abs(d1 * V[:, k + 1]) + self.sigma_gradient * qe * delta)
-            out[s:s + _CHUNK] = t1 + d1 * d1 * xx / (2.0 * s2) + cross / s2
+            return t1 + d1 * d1 * xx / (2.0 * s2) + cross / s2
 
     def epsilon_bound_general(self, target_grad: ArrayLike, target_hessian: ArrayLike, *,
                               uniform: bool | str = False) -> np.ndarray | float:
@@ -688,6 +716,12 @@ class PrivacyReport:
         return float(_overhead_eps(sens, self._sigmas(), delta, accounting)[0])
 
 
+def _k_bound(Xe: np.ndarray, yc: np.ndarray, off: int, rep: PrivacyReport, Mcat: np.ndarray, k: int, qb: float,
+             qe: float | None, l1: bool) -> np.ndarray:
+    with np.errstate(invalid="ignore", over="ignore"):
+        return rep._bound_block(Xe, yc, Mcat, k, qb, qe, l1)
+
+
 def _report_from_dict(data: dict[str, Any]) -> PrivacyReport:
     return PrivacyReport.from_dict(data)
 
@@ -716,7 +750,8 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
     fit : ObjPertResult
         From :func:`pdpkit.objpert.objpert_fit` (its non-public fields are not used).
     X, y : array_like
-        The data set it was fitted on.
+        The data set it was fitted on: numpy, memmap or Dask arrays, read by blocks (the
+        gradient and the Hessian at the released point in one pass; no copy of ``X``).
     method : {"adaptive", "data-dependent", "data-independent"}
     rho : float
         Total failure probability per target, in (0, 1) (:func:`rho_parts`).
@@ -735,10 +770,10 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
     rho = _check_rho(rho)
     sg, sh, sl = _check_sigmas(method, sigma_gradient, sigma_hessian, sigma_lambda_min)
     loss = fit.loss
-    X, y = _check_data(X, y, loss)
-    n, d = X.shape
+    rows, y, stats = _check_rows(X, y, loss)  # read by blocks: X is never copied
+    n, d = rows.shape
     if d != fit.d or n != fit.n:
-        raise ValueError(f"X has shape {X.shape}: not the data set fit was fitted on (its d = {fit.d}, or its "
+        raise ValueError(f"X has shape {rows.shape}: not the data set fit was fitted on (its d = {fit.d}, or its "
                          "number of rows, differ)")
     gen = as_generator(rng)
     # the report is computed at the *released* theta: public, so its statistics' sensitivities
@@ -752,16 +787,14 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
         raise ValueError(f"lam must be >= 2*tau*sigma_hessian = {2.0 * tau * sh:.6g} for the data-dependent report "
                          f"(Prop 21, tau = {tau:.6g}); the fit has lam = {fit.lam:g}. Nothing was released: use "
                          "method='adaptive', a smaller sigma_hessian or a larger lam")
-    d1s = loss._d1_d2(X @ fit.theta, y)[0]
-    resid = float(np.linalg.norm(X.T @ d1s + fit.lam * fit.theta + fit.b))
-    if resid > 2.0 * fit.grad_tol + 1e-12 * _grad_scale(X, y, loss):
+    resid = float(np.linalg.norm(_evaluate(rows, y, loss, fit.theta, fit.lam, fit.b, 1.0, False)[2]))
+    if resid > 2.0 * fit.grad_tol + 1e-12 * _objpert._scale_from(rows, y, loss, stats):
         raise ValueError("X and y are not the data set fit was fitted on (the perturbed gradient at the fit's "
                          "point is above its tolerance)")
     theta = fit.theta_released
-    d1, d2 = loss._d1_d2(X @ theta, y)
-    grad = X.T @ d1 + fit.lam * theta
-    Hu = _hessian(X, d2, fit.lam)
-    H = Hu + np.triu(Hu, 1).T
+    # one pass at the released theta: the gradient and the Hessian, by blocks
+    grad, Hu = _evaluate(rows, y, loss, theta, fit.lam, np.zeros(d), 1.0, True)[2:4]
+    H = np.triu(Hu) + np.triu(Hu, 1).T
     g_rel = grad + sg * gen.standard_normal(d) if sg is not None else None  # Alg 5
     H_rel = _ag.analyze_gauss(H, sigma=sh, rng=gen)  # Alg 6
     l_rel = _ag.private_lambda_min(H, sigma=sl, rng=gen) if sl is not None else None  # Alg 3

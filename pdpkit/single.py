@@ -356,6 +356,33 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
     demands :math:`\Lambda \gtrsim \sqrt{G_0G_2}` per example, i.e. :math:`n \gg d^2` on the
     cube (§7.3), against :math:`n \gg d` for Alg 3. Parameters as in
     :func:`local_output_perturbation`.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    norm_bound : float
+        Public bound R on the Euclidean norm of every feature row.
+    n_max : float
+        Public upper bound on the number of records (n itself is private under add/remove).
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : str, default 'analytic'
+        ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
+    size : int, optional
+        Number of independent releases to draw (``None``: one).
     """
     st = _st()
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
@@ -467,6 +494,14 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
         Gradient set of Props 8.2 (an :math:`\ell_2` ball) or 8.3 (a cube).
     X, y, loss, eps, delta, lam, norm_bound, rng, size, ...
         As in :func:`local_output_perturbation`.
+    rho : float, default 0.5
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
+    phi : str, default 'exp'
+        The q.s.c. function φ of the loss: ``"exp"`` (φ(t) = eᵗ − 1, the source's) or ``"tight"`` (the loss's own).
+    noise : str, default 'analytic'
+        ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
 
     Returns
     -------
@@ -537,6 +572,35 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
     privacy: this is a reference curve ("the best one could hope for"), not a mechanism;
     ``eps`` and ``delta`` only set :math:`\sigma(\epsilon, \delta)`. ``LocalRelease.eps`` is
     ``inf``.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d).
+    y : array_like
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    norm_bound : float
+        Public bound R on the Euclidean norm of every feature row.
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    u : array_like, optional
+        Direction of the linear functional uᵀθ (``None``: release the whole θ).
+    domain : str, default 'l2'
+        ``"l2"`` or ``"linf"``: the gradient set of Cor 3.5 (the shape of the per-example gradients).
+    noise : str, default 'analytic'
+        ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
+    size : int, optional
+        Number of independent releases to draw (``None``: one).
     """
     st = _st()
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)

@@ -187,6 +187,29 @@ class StabilityConstants:
     ``G0 = L·r`` (gradient bound), ``G1 = β·r²`` (per-example Hessian bound),
     ``tau`` = :math:`\sup\|\nabla J(\theta;D) - \nabla J(\theta;D')\|` = ``G0``
     (add/remove) or ``2·G0`` (replace), ``alpha`` from (8).
+
+    Attributes
+    ----------
+    loss : GLMLoss
+        The GLM loss.
+    norm_bound : float
+        Public bound r on the row norms.
+    lam : float
+        Ridge coefficient λ ≥ 0 of the objective.
+    rho : float
+        The constant ρ ∈ [1/2, 1) of condition (C1).
+    phi : str
+        Name of the q.s.c. function φ (``"exp"`` or ``"tight"``).
+    neighbours : str
+        ``"add_remove"`` or ``"replace"``.
+    alpha : float
+        The q.s.c. constant α of (8).
+    G0 : float
+        Gradient bound G₀ = L·r.
+    G1 : float
+        Per-example Hessian bound G₁ = β·r².
+    tau : float
+        Neighbour constant τ: G₀ (add/remove) or 2G₀ (replace).
     """
 
     loss: GLMLoss
@@ -332,6 +355,21 @@ def smooth_parameter_change_bound(eig_min: ArrayLike, *, G0: float, G2: float, n
     :math:`nG_2` when the losses are summed, and under add/remove :math:`n` is private, so
     ``n_max`` — a public upper bound on the number of examples — is required (pass
     ``n_max=1`` with the summed constant as ``G2`` if that is what you have).
+
+    Parameters
+    ----------
+    G0 : float
+        Lipschitz constant G₀ of the loss in θ (a bound on the per-record gradient norm).
+    n_max : float
+        Public upper bound on the number of records (n itself is private under add/remove).
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
+    eig_min : array_like
+        A lower bound on λ_min of the data Hessian (without λ).
+    G2 : float
+        Lipschitz constant G₂ of a single example's Hessian in θ.
     """
     e = as_finite_array(eig_min, "eig_min")
     G0, G2, lam, tau = _smooth_constants(G0, G2, lam, n_max, neighbours)
@@ -365,6 +403,19 @@ class Recursion:
     the limit, then blocks of :math:`B` steps solved together by Newton's method on the
     system :math:`R(b_j) = b_{j-1}`, whose Jacobian is bidiagonal, so each Newton step is a
     first-order linear recurrence solved with cumulative sums (vectorized over the block).
+
+    Parameters
+    ----------
+    fn : Callable[[numpy.ndarray], numpy.ndarray]
+        The vectorized nondecreasing map R.
+    kind : str, default 'decreasing'
+        ``"decreasing"`` (R(x) ≤ x, toward ``limit`` from above) or ``"increasing"`` (R(x) ≥ x, toward ``limit`` from below).
+    limit : float, default 0.0
+        The floor (decreasing) or cap (increasing) the recursion reaches.
+    lower : float, default 0.0
+        Lower end of the domain of an increasing recursion.
+    description : str, default ''
+        A short text for the repr.
     """
 
     def __init__(self, fn: Callable[[np.ndarray], np.ndarray], *, kind: str = "decreasing", limit: float = 0.0,
@@ -536,6 +587,11 @@ class Recursion:
         Scalar in, ``int`` out (an array of ints for an array). For a decreasing recursion
         :math:`N(x) = \min\{N \ge 0 : R^N(x) \le \text{limit}\}`; increasing:
         :math:`\min\{N : R^N(x) \ge \text{limit}\}`.
+
+        Parameters
+        ----------
+        start : array_like
+            Starting point(s) x.
         """
         s = as_finite_array(start, "start")
         y = s if self.kind == "decreasing" else -s
@@ -555,6 +611,11 @@ class Recursion:
         :math:`\sup\{x : R^m(x) \le \text{limit}\}`, for an increasing one never below the
         exact :math:`\inf\{x \ge \text{lower} : R^m(x) \ge \text{limit}\}`; within
         :math:`10^{-9}` (relative to :math:`\max(1, |x|)`).
+
+        Parameters
+        ----------
+        m : array_like
+            Number(s) of steps m ≥ 0.
         """
         m_arr = np.asarray(m)
         if m_arr.dtype.kind not in "iu":
@@ -584,6 +645,11 @@ def qsc_lambda_min_recursion(consts: StabilityConstants) -> Recursion:
     Hessian sandwich :math:`[1-\varphi(rt)]_+ H(\theta) - G_1 I \preceq H'(\theta')`),
     :math:`\mathrm{eig}_{\min}(D') \ge R(\mathrm{eig}_{\min}(D))` for every neighbour;
     :math:`R` is nondecreasing, so Prop 6.1 applies.
+
+    Parameters
+    ----------
+    consts : StabilityConstants
+        The constants of :func:`stability_constants`.
     """
     consts = _check_consts(consts)
     thr = _c1_threshold(consts)
@@ -624,6 +690,15 @@ def qsc_lambda_max_recursion(consts: StabilityConstants, eig_min_cert: float, *,
     Both directions of the one-step bound follow from :math:`\|\theta - \theta'\| \le
     t(\Lambda(D))`: :math:`H'(\theta') \preceq (1+\varphi)H(\theta) + G_1` and
     :math:`H(\theta) \preceq H'(\theta) + G_1 \preceq (1+\varphi)H'(\theta') + G_1`.
+
+    Parameters
+    ----------
+    consts : StabilityConstants
+        The constants of :func:`stability_constants`.
+    eig_min_cert : float
+        A certified lower bound on λ_min of the data Hessian (from Alg 2).
+    cap : float
+        Public upper bound on λ_max of every data set's Hessian.
     """
     consts = _check_consts(consts)
     e0 = float(as_finite_array(eig_min_cert, "eig_min_cert"))
@@ -651,6 +726,21 @@ def smooth_lambda_min_recursion(*, G0: float, G1: float, G2: float, n_max: float
     (then :math:`R = 0`), :math:`G_2^\Sigma = n_{\max}G_2`: ``G2`` and the required ``n_max``
     as in :func:`smooth_parameter_change_bound`.
     Nondecreasing, so Prop 6.1 applies.
+
+    Parameters
+    ----------
+    G0 : float
+        Lipschitz constant G₀ of the loss in θ (a bound on the per-record gradient norm).
+    n_max : float
+        Public upper bound on the number of records (n itself is private under add/remove).
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    neighbours : str, default 'add_remove'
+        ``"add/remove"`` or ``"replace"``: the neighbour relation of the guarantee (it sets τ = G₀ or 2G₀).
+    G1 : float
+        Per-example Hessian bound G₁ = β·r².
+    G2 : float
+        Lipschitz constant G₂ of a single example's Hessian in θ.
     """
     G1 = float(check_nonnegative(G1, "G1"))
     G0, G2, lam, tau = _smooth_constants(G0, G2, lam, n_max, neighbours)
@@ -675,6 +765,15 @@ def recursion_from_function(fn: Callable[[np.ndarray], np.ndarray], *, floor: fl
 
     Exactly one of ``floor`` (a decreasing recursion toward ``floor``, :math:`R(x) \le x`) or
     ``cap`` (an increasing one toward ``cap``, lower end 0) must be given.
+
+    Parameters
+    ----------
+    fn : Callable[[numpy.ndarray], numpy.ndarray]
+        The vectorized nondecreasing map R.
+    floor : float, optional
+        Floor of a decreasing recursion (give this or ``cap``).
+    cap : float, optional
+        Cap of an increasing recursion (give this or ``floor``).
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable; got {type(fn).__name__}")
@@ -693,6 +792,19 @@ class RecursiveRelease:
     ``bound`` :math:`\le` the statistic (decreasing recursion) or :math:`\ge` it
     (increasing) with probability :math:`\ge 1 - \delta`; ``k`` = :math:`\log(1/2\delta)/\varepsilon`.
     Both ``n_hat`` and ``bound`` are :math:`\varepsilon`-DP (pure).
+
+    Attributes
+    ----------
+    n_hat : Any
+        The private length N̂ (ε-DP).
+    bound : Any
+        The certified bound on the statistic derived from ``n_hat``.
+    eps : float
+        ε of the release (pure DP).
+    delta : float
+        Probability that ``bound`` is on the wrong side of the statistic.
+    k : float
+        The shift k = log(1/2δ)/ε subtracted from the noisy length.
     """
 
     n_hat: Any
@@ -756,6 +868,13 @@ class EigenBounds:
     ``lambda_min`` :math:`\le \lambda_{\min}` and ``lambda_max`` :math:`\ge \lambda_{\max}`
     (of :math:`\sum f'' xx^\top`, no :math:`\lambda`), jointly with probability
     :math:`\ge 1 - \delta`; ``lambda_max`` is NaN when no ``cap`` was given.
+
+    Attributes
+    ----------
+    lambda_min : Any
+        Certified lower bound on λ_min of the data Hessian (without λ).
+    lambda_max : Any
+        Certified upper bound on λ_max (NaN when no ``cap`` was given).
     """
 
     lambda_min: Any

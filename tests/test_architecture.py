@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "datasets": 1,
     "_solver": 1,
     "_goe_mpmath": 1,
+    "schema": 1,
     "objpert": 2,
     "analyze_gauss": 2,
     "output_perturbation": 2,
@@ -36,7 +37,11 @@ LAYERS: dict[str, int] = {
     "report": 3,
     "single": 3,
     "release": 3,
+    "preprocessing": 3,
+    "accountant": 3,
+    "selection": 3,
     "estimators": 4,
+    "model_selection": 4,
     "cli": 4,
     "__main__": 4,
     "experiments": 5,
@@ -50,15 +55,24 @@ SAME_LAYER_ALLOWED = {
     ("stability", "objpert"),
     ("objpert", "accounting"),
     ("cli", "estimators"),
+    ("model_selection", "estimators"),
     ("__main__", "cli"),
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),
     ("release", "report"),
+    ("preprocessing", "release"),
+    ("preprocessing", "accountant"),
+    ("release", "accountant"),
+    ("accountant", "selection"),
+    ("model_selection", "accountant"),
+    ("cli", "model_selection"),
 }
 
 #: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.
 FORWARDS = {("goe", "analyze_gauss"), ("goe", "_goe_mpmath"), ("gaussian", "output_perturbation"),
-            ("objpert", "output_perturbation"), ("objpert", "release")}
+            ("objpert", "output_perturbation"), ("objpert", "release"),
+            # Release.to_estimator rebuilds the front door's estimator from a release file
+            ("release", "estimators")}
 
 
 def _module_of(path: pathlib.Path) -> str:

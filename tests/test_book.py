@@ -263,3 +263,159 @@ def test_chapter_runs_on_the_project_kernel_and_says_how_to_run_it(nb_path):
         assert "`FULL_SCALE = True`" in box, f"{nb_path.name}: the box does not say what FULL_SCALE changes"
         assert re.search(duration, switch.group(1)), \
             f"{nb_path.name}: the FULL_SCALE comment does not say how long full scale takes"
+
+
+# ------------------------------------------------------------------ finding one's way
+# Chapters whose figures, errata ids and captions the lead is converting (the notebook is
+# being rewritten); remove a name once its chapter follows ARCHITECTURE.md "A chapter's shape".
+PENDING_CHAPTERS = {"using_pdpkit"}
+
+
+def _book_pages():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_pages", ROOT / "tools" / "book_pages.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_results_at_a_glance_lists_every_result_and_erratum_and_is_current():
+    pages = _book_pages()
+    problems = pages.registry_problems()
+    assert not problems, "chapters/results_registry.yml: " + "; ".join(problems)
+    for path, text in pages.generated().items():
+        assert path.read_text() == text, f"{path.name} is stale: run python tools/book_pages.py"
+    assert "chapters/results" in _toc_files() and "chapters/notation" in _toc_files()
+
+
+def test_registry_check_fails_on_a_missing_label_or_erratum():
+    """The test of the tester: drop one prf label and one erratum from the registry."""
+    pages = _book_pages()
+    reg = pages.load_registry()
+    label, erratum = "thm-rkw-3-1", "E-rkw-3.1-sign"
+    for r in reg["results"]:
+        r["prf"] = [x for x in r.get("prf") or [] if x != label]
+        r["errata"] = [x for x in r.get("errata") or [] if x != erratum]
+    problems = pages.registry_problems(reg)
+    assert any(label in p for p in problems) and any(erratum in p for p in problems), problems
+    assert any("prf block" in p for p in problems) and any("erratum" in p for p in problems)
+
+
+def test_intro_chapter_table_follows_the_toc():
+    intro = (ROOT / "chapters" / "intro.md").read_text()
+    table = intro[intro.index("<!-- chapters:start -->"):intro.index("<!-- chapters:end -->")]
+    listed = re.findall(r"^\| \{doc\}`(\w+)`", table, re.M)
+    toc = [f.split("/")[1] for f in _toc_files() if f.count("/") == 1 and (ROOT / f"{f}.ipynb").exists()]
+    assert listed == toc, f"the intro's chapter table {listed} is not the toc's {toc}"
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_figures_have_a_numbered_caption_alt_text_and_collapsed_code(nb_path):
+    if nb_path.stem in PENDING_CHAPTERS:
+        pytest.skip(f"{nb_path.stem}: pending (PENDING_CHAPTERS)")
+    nb = json.loads(nb_path.read_text())
+    names = []
+    for i, cell in enumerate(nb["cells"]):
+        pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if cell["cell_type"] != "code" or not pngs:
+            continue
+        meta = cell["metadata"]
+        where = f"{nb_path.name} cell {i}"
+        assert len(pngs) == 1, f"{where} shows {len(pngs)} figures: one figure per cell"
+        assert "hide-input" in meta.get("tags", []), f"{where}: a figure cell is tagged hide-input"
+        fig = meta.get("mystnb", {}).get("figure", {})
+        alt = meta.get("mystnb", {}).get("image", {}).get("alt", "")
+        assert len(fig.get("caption", "")) >= 40, f"{where}: no caption (mystnb.figure.caption)"
+        assert fig.get("name", "").startswith(f"fig-{nb_path.stem}-"), f"{where}: name fig-{nb_path.stem}-<slug>"
+        assert len(alt) >= 30 and not re.search(r"[0-9a-f]{32}|\.png", alt), f"{where}: no meaningful alt text"
+        names.append(fig["name"])
+    assert len(names) == len(set(names)), f"{nb_path.name}: figure names repeat"
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_errata_items_carry_stable_ids(nb_path):
+    if nb_path.stem in PENDING_CHAPTERS:
+        pytest.skip(f"{nb_path.stem}: pending (PENDING_CHAPTERS)")
+    text = "\n".join(_markdown(nb_path))
+    boxes = re.findall(r":::\{admonition\} Errata and clarifications\n(.*?)\n:::", text, re.S)
+    assert boxes, f"{nb_path.name} has no errata box"
+    for box in boxes:
+        items = re.findall(r"^(?:\*|\d+\.) (.*)", box, re.M)
+        assert items, f"{nb_path.name}: an errata box without items"
+        for item in items:
+            assert re.match(r"\*\*E-(rw|wang|rkw|lect|adt|book)-[A-Za-z0-9.]+-[a-z0-9.-]+\*\*", item), \
+                f"{nb_path.name}: errata item without an id E-<source>-<result>-<slug>: {item[:60]!r}"
+    assert not re.search(r"\bE-(rw|adt|wang|rkw|lect)-\d+\b(?![.\w-])", "\n".join(_markdown(nb_path) + _code(nb_path))), \
+        f"{nb_path.name} still uses a numbered errata id"
+
+
+def test_the_book_speaks_only_of_itself():
+    pages = [p for p in (ROOT / "chapters").rglob("*") if p.suffix in (".md", ".ipynb")]
+    pages += [ROOT / "README.md", ROOT / "ARCHITECTURE.md"]
+    pages += list((ROOT / "pdpkit").rglob("*.py"))  # the API pages are the docstrings
+    for page in pages:
+        text = page.read_text()
+        for word in (r"\btraps?\b", r"\bthe issue\b", r"\btickets?\b"):
+            assert not re.search(word, text, re.I), f"{page.relative_to(ROOT)} speaks of {word}"
+
+
+def test_exercises_and_figures_are_numbered_per_chapter():
+    """Numbered chapters: sphinx-exercise and numfig then number "Exercise 6.1", "Figure 6.2"."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    for part in toc["parts"]:
+        files = [c["file"] for c in part["chapters"]]
+        if any((ROOT / f"{f}.ipynb").exists() for f in files):
+            assert part.get("numbered") is True, f"part {part['caption']!r} is not numbered"
+
+
+# ------------------------------------------------------------------ the API reference
+# Modules whose docstrings others are editing now; the lead documents them and empties the set.
+PENDING_MODULES = {
+    "pdpkit.estimators", "pdpkit.release", "pdpkit.cli", "pdpkit.report", "pdpkit.schema",
+    "pdpkit.preprocessing", "pdpkit.accountant", "pdpkit.objpert", "pdpkit.page",
+}
+
+
+def _docstrings():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_docstrings", ROOT / "tests" / "_docstrings.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_api_index_lists_every_module():
+    index = (ROOT / "chapters" / "api.md").read_text()
+    for name in _public_modules():
+        assert f"{{doc}}`api/{name}`" in index, f"chapters/api.md does not list pdpkit.{name}"
+
+
+@pytest.mark.parametrize("module", _docstrings().public_modules())
+def test_every_public_parameter_is_described(module):
+    if module in PENDING_MODULES:
+        pytest.skip(f"{module}: pending (PENDING_MODULES)")
+    missing, summaries = _docstrings().undocumented(module)
+    assert not summaries, f"{module}: " + "; ".join(summaries)
+    assert not missing, f"{module}: {len(missing)} undocumented parameters: " + ", ".join(missing[:12])
+
+
+def test_the_parameter_check_finds_an_undocumented_parameter():
+    """The test of the tester, on a function whose ``Parameters`` section misses one name."""
+    d = _docstrings()
+
+    def f(x, *, sigma, delta):
+        """Do something.
+
+        Parameters
+        ----------
+        x : array_like
+            The data.
+        sigma, other : float
+            Noise.
+        """
+
+    assert d._section(f.__doc__, ("Parameters",)) == ["x", "sigma", "other"]
+    assert [p for p in d._params(f) if p not in d._section(f.__doc__, ("Parameters",))] == ["delta"]
+    assert d.ABBREVIATION.search("Smallest σ such that it holds (tight, eq.")

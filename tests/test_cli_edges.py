@@ -74,6 +74,7 @@ def no_work(monkeypatch):
         raise AssertionError("the work started before the output paths were checked")
 
     monkeypatch.setattr(cli, "read_csv", refuse)
+    monkeypatch.setattr(cli, "_read_table", refuse)
 
 
 # ----------------------------------------------------------------------------- output paths

@@ -30,7 +30,19 @@ __all__ = ["dpsgd_rdp_curve", "AMPComparison", "compare_amp_dpsgd", "with_bias"]
 
 def dpsgd_rdp_curve(orders: Sequence[float], *, sample_rate: float, noise_multiplier: float,
                     steps: int) -> np.ndarray:
-    """RDP ε(α) of ``steps`` Poisson-subsampled Gaussian steps, by dp_accounting's RDP accountant."""
+    """RDP ε(α) of ``steps`` Poisson-subsampled Gaussian steps, by dp_accounting's RDP accountant.
+
+    Parameters
+    ----------
+    orders : Sequence[float]
+        Rényi orders α > 1 at which the RDP curve is given or evaluated.
+    sample_rate : float
+        Poisson subsampling rate q of DP-SGD.
+    noise_multiplier : float
+        Noise multiplier of DP-SGD (noise standard deviation over the clipping norm).
+    steps : int
+        Number of DP-SGD steps.
+    """
     from absl import logging as absl_logging
     from dp_accounting.rdp.rdp_privacy_accountant import _compute_rdp_poisson_subsampled_gaussian
 
@@ -44,7 +56,13 @@ def dpsgd_rdp_curve(orders: Sequence[float], *, sample_rate: float, noise_multip
 
 
 def with_bias(X: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit norm, then a constant 1 appended: every row has norm √2 (the source's recipe)."""
+    """Rows scaled to unit norm, then a constant 1 appended: every row has norm √2 (the source's recipe).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    """
     X = np.asarray(X, dtype=float)
     nrm = np.linalg.norm(X, axis=1, keepdims=True)
     return np.hstack([X / np.where(nrm > 0, nrm, 1.0), np.ones((X.shape[0], 1))])
@@ -52,7 +70,31 @@ def with_bias(X: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AMPComparison:
-    """Test accuracies, shape (len(epsilons), trials), of the three methods, and the settings."""
+    """Test accuracies, shape (len(epsilons), trials), of the three methods, and the settings.
+
+    Attributes
+    ----------
+    epsilons : numpy.ndarray
+        The values of ε.
+    acc_dishonest : numpy.ndarray
+        Test accuracy of DP-SGD that does not pay for its tuning, shape (len(epsilons), trials).
+    acc_honest : numpy.ndarray
+        Test accuracy of DP-SGD that pays for its tuning (repeat and select).
+    acc_amp : numpy.ndarray
+        Test accuracy of Alg 1.
+    acc_nonprivate : float
+        Test accuracy of the non-private logistic regression.
+    noise_dishonest : numpy.ndarray
+        Noise multiplier of dishonest DP-SGD at each ε.
+    noise_honest : numpy.ndarray
+        Noise multiplier of honest DP-SGD at each ε.
+    amp_lambda : numpy.ndarray
+        λ of Alg 1 at each ε.
+    amp_sigma : numpy.ndarray
+        σ of Alg 1 at each ε.
+    select_mean : float
+        Mean μ of the Poisson number of tuning runs.
+    """
 
     epsilons: np.ndarray
     acc_dishonest: np.ndarray
@@ -87,6 +129,41 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     :func:`pdpkit.amp.amp_fit`. ``calibration_cache`` (a dict) shares the noise calibrations
     between data sets of the same size. ``progress``: a tqdm bar over the (ε, trial) runs
     (``None``: only when a person watches, ``PDPKIT_PROGRESS=0`` turns it off).
+
+    Parameters
+    ----------
+    epsilons : Sequence[float]
+        The values of ε (nats) to sweep.
+    delta : float, default 1e-05
+        δ of the (ε, δ) guarantee, in (0, 1).
+    tau : float, default 0.01
+        Public gradient-norm tolerance τ of the solver (the output noise pays for it).
+    sigma_out : float, default 0.1
+        Standard deviation of the output noise added to the solver's point.
+    f : float, default 1.3
+        Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    X_train : numpy.ndarray
+        Training rows, each of norm √2 (:func:`with_bias`).
+    y_train : numpy.ndarray
+        Training labels ±1.
+    X_test : numpy.ndarray
+        Test rows, each of norm √2.
+    y_test : numpy.ndarray
+        Test labels ±1.
+    trials : int, default 2
+        Independent trials per ε.
+    lr_grid : Sequence[float], optional
+        The learning rates DP-SGD's tuning chooses from.
+    epochs : int, default 60
+        Passes of DP-SGD over the data.
+    batch_size : int, default 256
+        Expected batch size of DP-SGD.
+    calibration_cache : dict, optional
+        A dict that keeps DP-SGD's noise calibrations between calls (``None``: none).
     """
     gen = as_generator(rng)
     n = X_train.shape[0]

@@ -204,6 +204,8 @@ def worst_case_pdp_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: float, 
     rng : numpy.random.Generator, optional
     dp_form : {"kifer", "lecture"}
         Classic accounting for the DP :math:`\epsilon`.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
 
     Returns
     -------
@@ -221,6 +223,31 @@ def worst_case_pdp_vs_d(ds: Sequence[int], *, n: int, lam: float, sigma: float, 
     r"""Worst-case ex-post pDP over the data set as the dimension :math:`d` varies (Redberg & Wang 2021, Fig 5).
 
     As :func:`worst_case_pdp_vs_n`, with :math:`n` fixed and :math:`d` taking the values ``ds``.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    rho : float, default 0.05
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    delta : float, default 1e-05
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n_repeats : int, default 1
+        Repetitions per point of the sweep.
+    loss : str | GLMLoss, default 'logistic'
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    ds : Sequence[int]
+        The dimensions d to sweep.
+    dp_form : str, default 'kifer'
+        ``"kifer"`` (Thm 2.8) or ``"lecture"`` (the lecture notes' GLM form): the classic DP ε shown for reference.
     """
     n = check_int_at_least(n, "n", 1)
     return _worst_case("d", ds, n, lam=lam, sigma=sigma, rho=rho, delta=delta, n_repeats=n_repeats,
@@ -434,6 +461,23 @@ class StoppingRuleAudit:
     Clopper–Pearson lower confidence bound on :math:`P_{D'}(E) - e^{\varepsilon}P_D(E)` at the
     claimed ε (level ``alpha``, Bonferroni over the two counts). A value above the claimed δ
     refutes the claim for that rule.
+
+    Attributes
+    ----------
+    rules : tuple[str, ...]
+        The stopping rules audited (``"former"``, ``"release"``).
+    counts : dict[str, tuple[int, int]]
+        Per rule, how often the event happened on D and on D′.
+    delta_lower : dict[str, float]
+        Per rule, the lower confidence bound on the δ the event proves.
+    epsilon : float
+        The claimed ε.
+    delta : float
+        The claimed δ.
+    n_samples : int
+        Runs per data set.
+    alpha : float
+        1 − confidence level of the Clopper–Pearson bounds.
     """
 
     rules: tuple[str, ...]
@@ -465,6 +509,29 @@ def stopping_rule_audit(D: tuple[Any, Any], D_prime: tuple[Any, Any], *, lam: fl
     is released (the private helper ``_former_release``). ``"release"``:
     :func:`pdpkit.objpert.objpert_fit`'s ``theta_released`` (public tolerance, output noise). The claimed ε at ``delta`` is the
     release's own guarantee (:meth:`pdpkit.objpert.ObjPertResult.release`).
+
+    Parameters
+    ----------
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n_samples : int, default 2000
+        Monte Carlo samples per side.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    D : tuple[Any, Any]
+        The data set ``(X, y)``.
+    D_prime : tuple[Any, Any]
+        Its neighbour ``(X', y')``.
+    tol : float, default 0.01
+        Relative tolerance of the former, data-dependent stopping rule.
+    method : str, default 'auto'
+        Solver method passed to :func:`pdpkit.objpert.objpert_fit`.
+    alpha : float, default 0.01
+        1 − confidence level of the Clopper–Pearson bounds.
     """
     from ..audit import clopper_pearson
 

@@ -71,6 +71,21 @@ def anisotropic_regression(n: int, *, d: int, cond: float = 1.0, noise: float = 
     draw with :math:`s_j` geometric from 1 down to :math:`1/\sqrt{\text{cond}}`;
     :math:`\theta_0 \sim \mathcal N(0, I_d)`; :math:`y_i = x_i^\top\theta_0 + \text{noise}\,\xi_i`,
     clipped to :math:`[-1, 1]` when ``clip`` (the source's Fig 1 recipe). Returns ``(X, y, theta0)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    cond : float, default 1.0
+        Condition number of the design's covariance.
+    noise : float, default 0.1
+        Standard deviation of the label noise.
+    clip : bool, default True
+        Clip the labels to [−1, 1].
     """
     rng = as_generator(rng)
     scales = np.geomspace(1.0, 1.0 / np.sqrt(cond), d)
@@ -82,7 +97,17 @@ def anisotropic_regression(n: int, *, d: int, cond: float = 1.0, noise: float = 
 
 @dataclass(frozen=True)
 class NoiseShapePdp:
-    """Members' pDP under one noise shape: tight (``exact``) and eq. (3.3) (``printed``)."""
+    """Members' pDP under one noise shape: tight (``exact``) and equation (3.3) (``printed``).
+
+    Attributes
+    ----------
+    exact : numpy.ndarray
+        Each member's tight pDP ε.
+    printed : numpy.ndarray
+        Each member's ε by equation (3.3) as printed.
+    sensitivity : numpy.ndarray
+        Each member's whitened sensitivity.
+    """
 
     exact: np.ndarray
     printed: np.ndarray
@@ -101,6 +126,19 @@ def noise_shape_pdp(X: np.ndarray, y: np.ndarray, *, lam: float, noise_mse: floa
     :func:`~pdpkit.gaussian.gaussian_epsilon` of it; ``printed`` is eq. (3.3)'s
     :math:`\norm{v_i}_A\sqrt{\log(1.25/\delta)}` (γ = 1 here). ``A`` is held fixed, as Lemma
     2.4 requires. One Cholesky, one triangular solve for all members.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    y : numpy.ndarray
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    noise_mse : float
+        The common expected squared error tr(A⁻¹) of the three noise shapes.
     """
     X = np.asarray(X, float)
     y = np.asarray(y, float)
@@ -134,6 +172,13 @@ def scalar_instance(mu: float, residual: ArrayLike) -> tuple[np.ndarray, np.ndar
     ``X = [[1/sqrt(mu)]]``, ``y = [0]`` so :math:`H = 1/\mu`, :math:`\hat\theta = 0`;
     the targets are :math:`x = 1`, :math:`y = r`. Returns ``(X, y, target_x, target_y)``.
     The exact pDP of OPS depends on (X, y, z) only through :math:`\mu` and :math:`\gamma r^2`.
+
+    Parameters
+    ----------
+    mu : float
+        Out-of-sample leverage μ > 0 of the targets.
+    residual : array_like
+        Residuals r of the targets.
     """
     r = np.atleast_1d(np.asarray(residual, float))
     return (np.array([[1.0 / np.sqrt(mu)]]), np.zeros(1), np.ones((r.size, 1)), r)
@@ -141,7 +186,17 @@ def scalar_instance(mu: float, residual: ArrayLike) -> tuple[np.ndarray, np.ndar
 
 @dataclass(frozen=True)
 class OutputPerturbationVsN:
-    """Figure 2 (left): DP ε and members' pDP of isotropic output perturbation of ridge."""
+    """Figure 2 (left): DP ε and members' pDP of isotropic output perturbation of ridge.
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    dp_epsilon : numpy.ndarray
+        DP ε of output perturbation at each n.
+    members : list[numpy.ndarray]
+        The members' pDP ε at each n.
+    """
 
     ns: np.ndarray
     dp_epsilon: np.ndarray
@@ -156,6 +211,23 @@ def output_perturbation_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: fl
     (rows in the unit ball, :math:`|y| \le 1`). Members: the tight Gaussian ε at each member's
     exact removal sensitivity (:func:`~pdpkit.output_perturbation.ridge_removal_sensitivity_nonprivate`)
     on a synthetic data set (:func:`anisotropic_regression` with cond = 1).
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    d : int
+        Dimension d (number of features).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : float, default 0.1
+        Standard deviation of the label noise.
     """
     rng = as_generator(rng)
     dp, members = [], []
@@ -170,7 +242,25 @@ def output_perturbation_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: fl
 
 @dataclass(frozen=True)
 class OpsVsGamma:
-    """Figure 2 (right): privacy notions and utility of OPS over a γ grid (fixed data set)."""
+    """Figure 2 (right): privacy notions and utility of OPS over a γ grid (fixed data set).
+
+    Attributes
+    ----------
+    gammas : numpy.ndarray
+        The values of γ.
+    excess_risk : numpy.ndarray
+        Expected excess empirical risk per record at each γ.
+    dp_epsilon : numpy.ndarray
+        DP ε over data sets of at most n records.
+    pdp_for_all : numpy.ndarray
+        pDP of the worst possible target.
+    members_median : numpy.ndarray
+        Median of the members' pDP.
+    members_max : numpy.ndarray
+        Largest member pDP.
+    expmech_epsilon : numpy.ndarray
+        ε of OPS read as an exponential mechanism.
+    """
 
     gammas: np.ndarray
     excess_risk: np.ndarray
@@ -197,6 +287,19 @@ def ops_vs_gamma(X: np.ndarray, y: np.ndarray, gammas: Sequence[float], *, lam: 
       :math:`B = \sqrt n/(2\sqrt\lambda)` (which holds every ridge solution on bounded data):
       the exponential mechanism's :math:`\gamma(1 + B)^2/2` for add/remove neighbours
       (derived in the chapter).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    y : numpy.ndarray
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    gammas : Sequence[float]
+        The values of γ to sweep.
     """
     X = np.asarray(X, float)
     y = np.asarray(y, float)
@@ -223,7 +326,19 @@ def ops_vs_gamma(X: np.ndarray, y: np.ndarray, gammas: Sequence[float], *, lam: 
 
 @dataclass(frozen=True)
 class MseCheck:
-    """Prop 4.3(3): Monte Carlo mean squared error of OPS with its standard error, and two formulas."""
+    """Prop 4.3(3): Monte Carlo mean squared error of OPS with its standard error, and two formulas.
+
+    Attributes
+    ----------
+    mc_mean : float
+        Monte Carlo mean squared error.
+    mc_se : float
+        Its standard error.
+    exact : float
+        The exact mean squared error.
+    printed : float
+        Prop 4.3(3) as printed.
+    """
 
     mc_mean: float
     mc_se: float
@@ -241,6 +356,25 @@ def ops_mse_check(X: np.ndarray, theta0: np.ndarray, *, sigma: float, lam: float
     :math:`\sigma^2\operatorname{tr}(H^{-1}X^\top XH^{-1}) + \operatorname{tr}(H^{-1})/\gamma
     + \lambda^2\norm{H^{-1}\theta_0}^2` and the printed
     :math:`\sigma^2\operatorname{tr}(H^{-1})(1 + \gamma^{-1}) + \lambda^2\norm{H^{-1}\theta_0}^2`.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    reps : int
+        Repetitions per point of the sweep.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    theta0 : numpy.ndarray
+        The true parameter θ₀.
+    draws_per_label : int, default 20
+        OPS draws per label vector.
     """
     rng = as_generator(rng)
     X = np.asarray(X, float)
@@ -266,6 +400,25 @@ def members_pdp_scaling(ns: Sequence[int], conds: Sequence[float], *, d: int, ga
     is the exact pDP of member i (:func:`~pdpkit.ops.ops_pdp_epsilon`, ``member=True``).
     Returns an array of shape (len(ns), len(conds)); the proposition says it is O(1) and
     does not depend on the condition number.
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    d : int
+        Dimension d (number of features).
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    conds : Sequence[float]
+        The condition numbers of the design to sweep.
     """
     rng = as_generator(rng)
     out = np.empty((len(ns), len(conds)))
@@ -279,7 +432,23 @@ def members_pdp_scaling(ns: Sequence[int], conds: Sequence[float], *, d: int, ga
 
 @dataclass(frozen=True)
 class AccuracyTable:
-    """Test MSE (seeds × methods) at one (ε, δ); ``methods`` names the columns."""
+    """Test MSE (seeds × methods) at one (ε, δ); ``methods`` names the columns.
+
+    Attributes
+    ----------
+    eps : float
+        ε of the guarantee.
+    delta : float
+        δ of the guarantee.
+    methods : tuple[str, ...]
+        Names of the columns of ``mse``.
+    mse : numpy.ndarray
+        Test mean squared error, shape (seeds, methods).
+    lam_adaops : numpy.ndarray
+        λ chosen by AdaOPS per seed.
+    gamma_adaops : numpy.ndarray
+        γ chosen by AdaOPS per seed.
+    """
 
     eps: float
     delta: float
@@ -309,6 +478,29 @@ def accuracy_table(eps: float, delta: float, *, n: int, d: int, seeds: Sequence[
 
     Data: :func:`anisotropic_regression` (unit rows, clipped y); test set of ``n_test`` from
     the same model.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    seeds : Sequence[int]
+        Seeds, one per repetition.
+    kappa : float
+        AdaOPS's κ (see :func:`~pdpkit.ops.adaops_fit`).
+    lam_fixed : float
+        λ of OPS with fixed λ and of output perturbation.
+    cond : float, default 1.0
+        Condition number of the design's covariance.
+    noise : float, default 0.1
+        Standard deviation of the label noise.
+    n_test : int, default 2000
+        Number of test records.
     """
     methods = ("OLS (not private)", "AdaOPS", "OPS, fixed λ", "output perturbation")
     gamma_fixed = float(ops_gamma_for_dp(eps, delta, n=n, lam=lam_fixed))
@@ -333,7 +525,21 @@ def accuracy_table(eps: float, delta: float, *, n: int, d: int, seeds: Sequence[
 
 @dataclass(frozen=True)
 class GeneralizationGap:
-    """Prop 2.9 check: the Monte Carlo gap with its standard error, and the bound."""
+    """Prop 2.9 check: the Monte Carlo gap with its standard error, and the bound.
+
+    Attributes
+    ----------
+    gap : float
+        Monte Carlo on-average generalization gap.
+    gap_se : float
+        Its standard error.
+    bound : float
+        Prop 2.9's bound (corrected).
+    mean_eps : float
+        Mean of the pDP table.
+    max_eps : float
+        Largest entry of the pDP table.
+    """
 
     gap: float
     gap_se: float
@@ -357,6 +563,27 @@ def generalization_gap(n: int, *, d: int, lam: float, gamma: float, delta: float
     :func:`~pdpkit.ops.pdp_generalization_bound` (Prop 2.9) on the table of exact pDP
     :math:`\eps(W, z)` (:func:`~pdpkit.ops.ops_pdp_epsilon`, ``member=False``) of the fresh
     targets relative to :math:`W` = the first n − 1 records, at a fixed δ.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    gamma : float
+        Inverse temperature γ > 0 of OPS: θ is drawn from N(θ̂, H⁻¹/γ).
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    datasets : int
+        Number of data sets drawn.
+    targets : int, default 200
+        Fresh test points per data set.
+    noise : float, default 0.3
+        Standard deviation of the label noise.
     """
     rng = as_generator(rng)
     gaps = np.empty(datasets)

@@ -135,6 +135,8 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
     objpert_form : {"kifer", "lecture"}
     rng : numpy.random.Generator, optional
         Seeds the per-seed noise streams.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
 
     Returns
     -------

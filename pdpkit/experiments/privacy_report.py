@@ -72,6 +72,17 @@ def data_dependent_lambda(*, lam: float, d: int, sigma_hessian: float, rho: floa
     :func:`pdpkit.report.privacy_report` (Lemma 20 at the Hessian's share of ``rho``).
 
     A larger :math:`\lambda` at the same :math:`\sigma` keeps ObjPert's DP guarantee.
+
+    Parameters
+    ----------
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    d : int
+        Dimension d (number of features).
+    sigma_hessian : float
+        Noise scale σ_H of the released Hessian (Analyze-Gauss with GOE noise).
+    rho : float
+        Failure probability ρ of the high-probability bound, in (0, 1).
     """
     tau = float(goe_norm_bound(d, rho=rho_parts(rho, method="data-dependent")["hessian"]))
     return max(float(lam), 2.0 * tau * float(sigma_hessian))
@@ -111,7 +122,13 @@ class ReportVsTruth:
     estimator: dict
 
     def ratio(self, method: str) -> np.ndarray:
-        r""":math:`\bar\epsilon_1^P / \epsilon_1` per member."""
+        r""":math:`\bar\epsilon_1^P / \epsilon_1` per member.
+
+        Parameters
+        ----------
+        method : str
+            The report's method (a key of ``bounds``).
+        """
         return self.bounds[method] / self.eps1
 
 
@@ -126,6 +143,35 @@ def report_vs_truth(X: Any, y: Any, loss: str | GLMLoss, *, lam: float, sigma: f
     per method (noise drawn from ``rng`` in the order of ``methods``). The bounds are per
     target (failure probability ``rho`` each), or with ``uniform=True`` jointly for all members
     (Prop 15). Members are removals (:math:`D_{-z}`).
+
+    Parameters
+    ----------
+    X : Any
+        Feature rows, shape (n, d).
+    y : Any
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : str | GLMLoss
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_gradient : float, optional
+        Noise scale σ₂ of the released gradient inner products.
+    sigma_hessian : float, optional
+        Noise scale σ_H of the released Hessian (Analyze-Gauss with GOE noise).
+    sigma_lambda_min : float, optional
+        Noise scale of the released smallest eigenvalue.
+    rho : float, default 0.05
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    delta : float, default 1e-05
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    methods : Sequence[str], optional
+        The report methods to compare.
+    uniform : bool, default False
+        Bounds joint over all members (Prop 15) instead of per target.
     """
     loss = get_loss(loss)
     methods = _check_methods(methods)
@@ -193,6 +239,37 @@ def worst_case_report(parameter: str, values: Sequence[int], fixed: int, *, lam:
     rows); ``parameter="n"`` varies the size with ``fixed`` the dimension, ``"d"`` the reverse.
     The bounds are joint over the members (``uniform=True``, Prop 15) by default, so that their
     maximum is a bound on the maximum of :math:`\epsilon_1` with probability :math:`1 - \rho`.
+
+    Parameters
+    ----------
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_gradient : float, optional
+        Noise scale σ₂ of the released gradient inner products.
+    sigma_hessian : float, optional
+        Noise scale σ_H of the released Hessian (Analyze-Gauss with GOE noise).
+    sigma_lambda_min : float, optional
+        Noise scale of the released smallest eigenvalue.
+    rho : float, default 0.05
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    n_repeats : int, default 1
+        Repetitions per point of the sweep.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    parameter : str
+        ``"n"`` or ``"d"``: the quantity to vary.
+    values : Sequence[int]
+        Its values.
+    fixed : int
+        The value of the other one.
+    methods : Sequence[str], optional
+        The report methods to compare.
+    uniform : bool, default True
+        Bounds joint over all members (Prop 15) instead of per target.
     """
     if parameter not in ("n", "d"):
         raise ValueError(f"parameter must be 'n' or 'd'; got {parameter!r}")
@@ -252,7 +329,7 @@ class BudgetAllocation:
 def budget_allocation(X: Any, y: Any, splits: Sequence[Sequence[float]], *, eps_independent: float = 1.0,
                       delta: float = 1e-5, rho: float = 0.05, rng: int | np.random.Generator | None = None,
                       progress: bool | None = None) -> BudgetAllocation:
-    r"""Redberg & Wang 2021, App. B.2 (Fig 6) for private logistic regression on ``X, y``.
+    r"""Redberg & Wang 2021, Appendix B.2 (Fig 6) for private logistic regression on ``X, y``.
 
     The data-independent run: ObjPert calibrated to ``(eps_independent, delta)``-DP by
     :func:`pdpkit.objpert.objpert_calibrate_classic` (Kifer et al.), nothing else released.
@@ -263,6 +340,25 @@ def budget_allocation(X: Any, y: Any, splits: Sequence[Sequence[float]], *, eps_
     (:func:`pdpkit.gaussian.gaussian_sigma`); :math:`\lambda` is raised to
     :math:`2\tau\sigma_H` where needed (:func:`data_dependent_lambda`), which keeps ObjPert's
     guarantee. Rows must have norm at most 1.
+
+    Parameters
+    ----------
+    X : Any
+        Feature rows, shape (n, d).
+    y : Any
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    delta : float, default 1e-05
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rho : float, default 0.05
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    splits : Sequence[Sequence[float]]
+        Budget splits (ε₁, ε_H, ε_g) of the data-dependent runs.
+    eps_independent : float, default 1.0
+        ε of the data-independent run.
     """
     sp = np.asarray(splits, dtype=np.float64)
     if sp.ndim != 2 or sp.shape[1] != 3 or sp.shape[0] == 0 or not np.all(np.isfinite(sp)) or np.any(sp <= 0):
@@ -343,6 +439,37 @@ def report_coverage_scenarios(n: int, *, d: int, lam: float, sigma: float, metho
     non-member, and the outlier, each compared with its exact :math:`\epsilon_1`
     (:func:`pdpkit.objpert.ex_post_pdp`). The outlier's log-determinant term
     :math:`-\log(1 - f''x^\top H^{-1}x)` is large when :math:`\lambda` is small.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    lam : float
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    sigma : float
+        Standard deviation σ > 0 of the Gaussian noise (for objective perturbation: of each coordinate of b).
+    sigma_gradient : float, optional
+        Noise scale σ₂ of the released gradient inner products.
+    sigma_hessian : float, optional
+        Noise scale σ_H of the released Hessian (Analyze-Gauss with GOE noise).
+    sigma_lambda_min : float, optional
+        Noise scale of the released smallest eigenvalue.
+    rho : float, default 0.1
+        Failure probability ρ of the high-probability bound, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    method : str, default 'adaptive'
+        The report method.
+    n_draws : int, default 200
+        Independent draws (data set, fit, report).
+    outlier_scale : float, default 0.05
+        Factor by which the last coordinate is shrunk (a direction almost free of data).
+    alpha : float, default 0.05
+        1 − confidence level of the Clopper–Pearson intervals.
     """
     n = check_int_at_least(n, "n", 2)
     d = check_int_at_least(d, "d", 2)

@@ -30,7 +30,21 @@ __all__ = ["robust_regression_data", "ParameterChangeTightness", "parameter_chan
 
 def robust_regression_data(n: int, *, d: int, theta_norm: float = 1.0, noise: float = 1.0,
                            rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""§4.1's design: ``(X, y, theta_star)`` with rows in :math:`[-1,1]^d` (norm :math:`\le\sqrt d`)."""
+    r"""§4.1's design: ``(X, y, theta_star)`` with rows in :math:`[-1,1]^d` (norm :math:`\le\sqrt d`).
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    theta_norm : float, default 1.0
+        Norm ‖θ*‖ of the true parameter.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : float, default 1.0
+        Scale s of the Laplace label noise.
+    """
     gen = as_generator(rng)
     X = gen.uniform(-1.0, 1.0, (n, d))
     th = gen.normal(size=d)
@@ -60,7 +74,21 @@ def _adversarial_neighbours(X, y, theta, A, r, gen, n_random):
 @dataclass(frozen=True)
 class ParameterChangeTightness:
     """Worst ``‖θ(D) − θ(D')‖ / t(Λ)`` per n: add/remove neighbours and replace neighbours
-    against their own t, and replace neighbours against the add/remove t (trap 1)."""
+    against their own t, and replace neighbours against the add/remove t (erratum E-adt-eq9-neighbours).
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    add_remove : numpy.ndarray
+        Worst add/remove move over t(Λ) at each n.
+    replace : numpy.ndarray
+        Worst replace move over the replace t at each n.
+    replace_vs_add_remove_t : numpy.ndarray
+        Worst replace move over the add/remove t.
+    t_add_remove : numpy.ndarray
+        The add/remove bound t(Λ) at each n.
+    """
 
     ns: np.ndarray
     add_remove: np.ndarray
@@ -78,6 +106,21 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
     label far away (:math:`|f'| \to 1`), and ``n_random`` random points on the sphere; remove:
     the three points of largest :math:`|f'|\,\|x\|_{H^{-1}}`; replace: each of the four extreme
     adds with the two removals that move :math:`\theta` most with it. NaN where (C1) fails.
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    d : int, default 3
+        Dimension d (number of features).
+    lam : float, default 1.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    n_random : int, default 3
+        Random added points on the sphere per n.
     """
     gen = as_generator(rng)
     loss = get_loss("robust_log")
@@ -121,7 +164,21 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
 
 @dataclass(frozen=True)
 class EigenvalueError:
-    """Relative errors of Alg 2, shape (len(dims), len(ratios), reps); NaN-free (λ̂ = 0 gives 1)."""
+    """Relative errors of Alg 2, shape (len(dims), len(ratios), reps); NaN-free (λ̂ = 0 gives 1).
+
+    Attributes
+    ----------
+    dims : numpy.ndarray
+        The dimensions d.
+    ratios : numpy.ndarray
+        The ratios n/d.
+    rel_error : numpy.ndarray
+        Relative errors, shape (len(dims), len(ratios), reps).
+    eps : float
+        ε of Alg 2.
+    delta : float
+        δ of Alg 2.
+    """
 
     dims: np.ndarray
     ratios: np.ndarray
@@ -138,6 +195,25 @@ def eigenvalue_relative_error(ratios: Sequence[float], *, dims: Sequence[int] = 
     Robust regression on §4.1's design with :math:`\|\theta^\star\| = 1`, :math:`\sigma = 1`,
     ``norm_bound`` :math:`= \sqrt d` (rows in :math:`[-1,1]^d`), :math:`n = \text{ratio}\cdot d`,
     fresh data for each repetition.
+
+    Parameters
+    ----------
+    ratios : Sequence[float]
+        The ratios n/d to sweep.
+    dims : Sequence[int], optional
+        The dimensions d to sweep.
+    eps : float, default 1.0
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float, default 1e-06
+        δ of the (ε, δ) guarantee, in (0, 1).
+    reps : int, default 3
+        Repetitions per point of the sweep.
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
     """
     gen = as_generator(rng)
     loss = get_loss("robust_log")

@@ -62,7 +62,17 @@ METHODS = ("local", "nonprivate", "objpert", "output")
 
 @dataclass(frozen=True)
 class RobustData:
-    """A synthetic robust-regression data set: rows ``X`` in the cube, labels ``y``, truth ``theta_star``."""
+    """A synthetic robust-regression data set: rows ``X`` in the cube, labels ``y``, truth ``theta_star``.
+
+    Attributes
+    ----------
+    X : numpy.ndarray
+        Rows in the cube [−1, 1]^d.
+    y : numpy.ndarray
+        Labels.
+    theta_star : numpy.ndarray
+        The true parameter θ*.
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -76,7 +86,21 @@ class RobustData:
 
 def make_robust_regression(n: int, *, d: int, theta_norm: float = 1.0, noise: float = 1.0,
                            rng=None) -> RobustData:
-    r"""One data set of §4.1: :math:`x \sim \mathrm U[-1,1]^d`, :math:`y = \langle\theta^\star, x\rangle + s\,\mathrm{Lap}(1)`."""
+    r"""One data set of §4.1: :math:`x \sim \mathrm U[-1,1]^d`, :math:`y = \langle\theta^\star, x\rangle + s\,\mathrm{Lap}(1)`.
+
+    Parameters
+    ----------
+    n : int
+        Number of records n.
+    d : int
+        Dimension d (number of features).
+    theta_norm : float, default 1.0
+        Norm ‖θ*‖ of the true parameter.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    noise : float, default 1.0
+        Scale s of the Laplace label noise.
+    """
     gen = as_generator(rng)
     v = gen.standard_normal(d)
     theta_star = theta_norm * v / np.linalg.norm(v)
@@ -86,7 +110,19 @@ def make_robust_regression(n: int, *, d: int, theta_norm: float = 1.0, noise: fl
 
 
 def fit_nonprivate(X: np.ndarray, y: np.ndarray, loss=robust_log, *, lam: float = 0.0) -> np.ndarray:
-    r"""**Non-private** :math:`\theta(D)` of a GLM (``lam`` may be 0), as :mod:`pdpkit.single` computes it."""
+    r"""**Non-private** :math:`\theta(D)` of a GLM (``lam`` may be 0), as :mod:`pdpkit.single` computes it.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    y : numpy.ndarray
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    loss : object, optional
+        The GLM loss: a :class:`pdpkit.losses.GLMLoss` or its name (``"logistic"``, ``"squared"``, ``"robust_log"``, ``"huber"``).
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    """
     from ..single import _fit
 
     return _fit(np.asarray(X, float), np.asarray(y, float), loss, lam, math.sqrt(max(1.0, float(
@@ -94,7 +130,17 @@ def fit_nonprivate(X: np.ndarray, y: np.ndarray, loss=robust_log, *, lam: float 
 
 
 def fit_and_eigs_nonprivate(X: np.ndarray, y: np.ndarray, *, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    r"""**Non-private** :math:`\theta(D)` (robust_log, ridge ``lam``) and the eigenvalues of the data Hessian there."""
+    r"""**Non-private** :math:`\theta(D)` (robust_log, ridge ``lam``) and the eigenvalues of the data Hessian there.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Feature rows, shape (n, d).
+    y : numpy.ndarray
+        Labels, one per row of ``X`` (±1 for classification, real for regression).
+    lam : float, default 0.0
+        Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
+    """
     theta = fit_nonprivate(X, y, robust_log, lam=lam)
     H = _hessian(X, robust_log.d2(X @ theta, y), 0.0)
     return theta, np.linalg.eigvalsh(H, UPLO="U")
@@ -111,6 +157,27 @@ class MethodErrors:
     returned :math:`\bot` (and ObjPert at half the budget was used instead);
     ``stat_error`` the error of the non-private :math:`\theta(D)` against
     :math:`\theta^\star` (the statistical floor), shape ``(len(grid), reps)``.
+
+    Attributes
+    ----------
+    grid : numpy.ndarray
+        Points of the sweep.
+    swept : str
+        ``"n"`` or ``"eps"``.
+    target : str
+        ``"coordinate"`` or ``"vector"``.
+    d : int
+        Dimension d.
+    theta_norm : float
+        Norm ‖θ*‖ of the true parameter.
+    err_star : dict
+        Per method, errors against θ*.
+    err_fit : dict
+        Per method, errors against θ(D).
+    bottom : numpy.ndarray
+        Fraction of runs where the local mechanism returned ⊥.
+    stat_error : numpy.ndarray
+        Error of the non-private θ(D) against θ*.
     """
 
     grid: np.ndarray
@@ -140,6 +207,31 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
     :math:`\epsilon` at fixed ``n`` (Figs 4–5), reusing each replicate's data set across the
     grid. ``target="coordinate"`` releases :math:`\theta_1` (Alg 5 with :math:`u = e_1`,
     cube domain), ``"vector"`` the whole :math:`\theta` (Alg 3).
+
+    Parameters
+    ----------
+    grid : Sequence[float]
+        Points of the sweep.
+    swept : str, default 'n'
+        Which quantity the sweep varies.
+    d : int, default 10
+        Dimension d (number of features).
+    theta_norm : float, default 1.0
+        Norm ‖θ*‖ of the true parameter.
+    n : int, default 100000
+        Number of records n.
+    eps : float, default 4.0
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float, default 1e-06
+        δ of the (ε, δ) guarantee, in (0, 1).
+    reps : int, default 3
+        Repetitions per point of the sweep.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    target : str, default 'coordinate'
+        ``"coordinate"`` (θ₁, Alg 5) or ``"vector"`` (θ, Alg 3).
     """
     if swept not in ("n", "eps"):
         raise ValueError(f"swept must be 'n' or 'eps'; got {swept!r}")
@@ -257,7 +349,23 @@ def adult_features() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class AdultErrors:
-    r"""Errors :math:`|\hat\theta_j - \theta_j(P_n)|` on bootstrap samples of Adult, shape ``(len(ns), reps)`` per method."""
+    r"""Errors :math:`|\hat\theta_j - \theta_j(P_n)|` on bootstrap samples of Adult, shape ``(len(ns), reps)`` per method.
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    eps : float
+        ε of the releases.
+    feature : str
+        The released coefficient's feature.
+    theta_population : float
+        The coefficient on all Adult rows.
+    errors : dict
+        Per method, errors, shape (len(ns), reps).
+    bottom : numpy.ndarray
+        Fraction of runs where Alg 5 returned ⊥.
+    """
 
     ns: np.ndarray
     eps: float
@@ -273,6 +381,23 @@ def adult_errors(ns: Sequence[int], *, eps: float, feature: str = "sex", delta: 
 
     Logistic loss, unregularized; each replicate draws a bootstrap sample of size ``n``
     from the 45,222 complete Adult rows (the source's protocol with ACS data).
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float, default 1e-06
+        δ of the (ε, δ) guarantee, in (0, 1).
+    reps : int, default 3
+        Repetitions per point of the sweep.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    feature : str, default 'sex'
+        ``"sex"`` or ``"schooling"``: the coefficient to release.
     """
     from ..losses import logistic
 
@@ -320,6 +445,17 @@ def adult_certificate_nonprivate(ns: Sequence[int], *, eps: float = 4.0, delta: 
     most favourable certificates Alg 2 and Alg 4 could return. Rows
     ``(n, eig_min, eig_max, r2_linf, r2_l2, threshold)``, the threshold being (14) at
     :math:`(\epsilon/4, \delta/(4 + e^{\epsilon/4}))`.
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n to sweep.
+    eps : float, default 4.0
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float, default 1e-06
+        δ of the (ε, δ) guarantee, in (0, 1).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
     from scipy import stats as _stats
 

@@ -19,6 +19,21 @@ def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta
     r"""Mean test accuracy of :class:`pdpkit.estimators.ObjPertClassifier` at each ε, over the seeds ``0, 1, …, seeds - 1``.
 
     Returns ``{"eps": ..., "accuracy": ..., "std": ...}`` (standard deviation over seeds).
+
+    Parameters
+    ----------
+    eps : Sequence[float]
+        The values of ε (nats) of the (ε, δ) guarantees.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    seeds : int, default 2
+        Number of fits per ε, with the seeds 0, 1, …, ``seeds`` − 1.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    train : Dataset
+        Training data set.
+    test : Dataset
+        Test data set.
     """
     eps = np.asarray(eps, dtype=float)
     acc = np.empty((eps.size, seeds))

@@ -1,0 +1,496 @@
+r"""Private model selection: ObjPert estimators that choose λ privately, paying for the choice.
+
+:class:`ObjPertClassifierCV` and :class:`ObjPertRegressorCV` choose the regularization λ (and
+with it the noise σ) of objective perturbation from a public grid by repeat and select
+(Papernot & Steinke 2022; :mod:`pdpkit.selection`): each record goes to a training part or a
+validation part by its own coin (``validation_fraction``, from the secret random state);
+a random number of runs each trains a uniformly drawn candidate on the training part and
+scores it on the validation part through a Gaussian mechanism; the best run's model is
+kept, and nothing else — not the number of runs, not the other models, not the split.
+
+The guarantee, ``privacy_spent()``, is the **selection's total** (Rényi DP of repeat and
+select, :func:`pdpkit.selection.selection_epsilon`, converted to (ε, δ)); the calibration
+(:func:`pdpkit.selection.calibrate_selection`) sets one per-run scale so that this total is
+at most (``epsilon``, ``delta``). The chosen model is one of the runs, so the guarantee the
+selected model would state on its own (one fit) is **not** its guarantee: the release kept
+here (``release_``) carries no guarantee of its own, and the selection's parameters are in
+``selection_`` (a :class:`pdpkit.selection.SelectionCharge`) for an accountant or a release
+file to recompute.
+
+Default law of the number of runs: logarithmic (the truncated negative binomial law with
+shape 0 of Papernot & Steinke 2022) with mean the grid size — one run per candidate on
+average. The selection theorem charges that law least (its :math:`(1 + \eta)` factor is 1,
+and the mean enters only as :math:`\log(\text{mean})/(\lambda - 1)`). Source 002, §5,
+used a Poisson law whose mean makes the number of runs exceed the grid size with
+probability 0.9; that rule costs more. For the default grid at (1, 1e-6) with an intercept
+on unit rows, each run is as private as one fit at ε ≈ 0.55 under the default law, 0.35
+under the geometric law and 0.29 under the Poisson law with the 0.9 rule (σ about twice the
+default law's), and on breast_cancer the selected model is then less accurate
+(``benchmarks/bench_selection.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import metadata_routing
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import as_generator, check_positive, check_probability
+from .estimators import ObjPertClassifier, ObjPertRegressor, _output_mu, prepare_rows
+from .losses import get_loss
+from .objpert import DEFAULT_GRAD_TOL, output_mu
+from .release import Guarantee, GuaranteePart
+from .selection import calibrate_selection, repeat_and_select
+
+__all__ = ["ObjPertClassifierCV", "ObjPertRegressorCV", "ObjPertCVEstimator", "DEFAULT_LAMS", "SELECTION_ACCOUNTING"]
+
+#: The default public grid of λ (the objective sums the losses, so λ is on the scale of a count).
+DEFAULT_LAMS: tuple[float, ...] = (1.0, 3.0, 10.0, 30.0, 100.0)
+
+#: The accounting named in the guarantee of a selection.
+SELECTION_ACCOUNTING = "repeat-and-select-rdp"
+
+
+#: Calibration depends on public parameters only: cached (seeds and grid searches repeat them).
+_calibrate = functools.lru_cache(maxsize=64)(calibrate_selection)
+
+
+class ObjPertCVEstimator(BaseEstimator):
+    """What the two CV estimators share: the calibration, the split, the selection and the guarantee.
+
+    Not used directly: use :class:`ObjPertClassifierCV` or :class:`ObjPertRegressorCV`.
+    """
+
+    __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
+    _estimator_class: type = ObjPertClassifier
+    _loss_name = "logistic"
+
+    # ------------------------------------------------------------ parameters
+    def _validate_params(self) -> None:
+        for name in ("epsilon", "delta", "norm_bound", "validation_fraction", "score_share", "select_mean",
+                     "select_shape", "grad_tol"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0):
+                raise TypeError(f"{name} must be a real number; got {value!r}")
+        eps = float(check_positive(self.epsilon, "epsilon"))
+        if eps > 500.0:
+            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}")
+        check_probability(self.delta, "delta")
+        check_positive(self.norm_bound, "norm_bound")
+        check_positive(self.score_share, "score_share")
+        check_positive(self.grad_tol, "grad_tol")
+        if not 0.0 < float(self.validation_fraction) < 1.0:
+            raise ValueError(f"validation_fraction must lie in (0, 1); got {self.validation_fraction!r}")
+        if self.row_norm not in ("raise", "clip"):
+            raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
+        lams = self.lams
+        if isinstance(lams, (str, bytes)) or np.ndim(lams) != 1 or len(lams) == 0:
+            raise TypeError("lams must be a non-empty sequence of positive numbers")
+        for v in lams:
+            check_positive(v, "lams")
+
+    def _law(self) -> tuple[float, float]:
+        shape = float(self.select_shape)
+        mean = self.select_mean
+        if mean is None:
+            mean = max(float(len(self.lams)), 1.5)
+        return float(mean), shape
+
+    def _fit_norm_bound(self) -> float:
+        return float(self.norm_bound) * (math.sqrt(2.0) if self.fit_intercept else 1.0)
+
+    # ------------------------------------------------------------ the selection
+    def _select(self, X: np.ndarray, y: np.ndarray, classes: Any) -> None:
+        loss = get_loss(self._loss_name)
+        R = self._fit_norm_bound()
+        eps, delta = float(self.epsilon), float(self.delta)
+        mean, shape = self._law()
+        mu_out = _output_mu(eps)  # what the run estimator (epsilon=eps, lam and sigma given) uses
+        # rows are checked (or clipped) before anything is charged or drawn
+        prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
+        cal = _calibrate(eps, delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R,
+                                  lams=tuple(float(v) for v in self.lams), mean=mean, shape=shape, mu_out=mu_out,
+                                  score_share=float(self.score_share))
+        charge = cal.charge
+        if self.accountant is not None:  # refuses over budget, before any noise is drawn
+            self.accountant.charge_selection(charge, name=f"{type(self).__name__} (model selection)")
+        rng = as_generator(self.random_state, "random_state")
+        validation = rng.random(X.shape[0]) < float(self.validation_fraction)
+        Xt, yt, Xv, yv = X[~validation], y[~validation], X[validation], y[validation]
+        noise_sd = 1.0 / charge.score_mu
+
+        def run(j: int, gen: np.random.Generator) -> tuple[tuple[int, Any], float]:
+            _, _, lam, sigma, _ = charge.candidates[j]
+            est = self._estimator_class(epsilon=eps, delta=delta, lam=lam, sigma=sigma,
+                                        norm_bound=self.norm_bound, row_norm=self.row_norm,
+                                        fit_intercept=self.fit_intercept, random_state=gen,
+                                        solver_max_iter=self.solver_max_iter, grad_tol=self.grad_tol)
+            _fit_run(est, Xt, yt, classes)
+            est.random_state = None  # the selection's generator would let a pickle replay the noise
+            rel = est.release_
+            if output_mu(grad_tol=rel.grad_tol, lam=rel.lam, sigma_out=rel.sigma_out) > mu_out * (1 + 1e-9) or \
+                    rel.sigma != sigma or rel.lam != lam:  # pragma: no cover - a guard on the charge
+                raise RuntimeError("a run's parameters differ from the charged candidate's")
+            return (j, est), self._count(est, Xv, yv) + float(gen.normal(0.0, noise_sd))
+
+        best = repeat_and_select(run, n_candidates=len(charge.candidates), mean=mean, shape=shape, rng=rng,
+                                 default=None)
+        del Xt, yt, Xv, yv, validation  # the split is never kept
+        self.selection_ = charge
+        self.candidates_ = tuple((c[2], c[3]) for c in charge.candidates)
+        self.dropped_lams_ = cal.dropped_lams
+        self.guarantee_ = Guarantee(epsilon=cal.epsilon, delta=delta, accounting=SELECTION_ACCOUNTING,
+                                    parts=(GuaranteePart(name="selection", epsilon=cal.epsilon, delta=delta,
+                                                         accounting=SELECTION_ACCOUNTING),))
+        if best is None:  # no run (Poisson law, K = 0): the fixed default, the zero model
+            self.best_index_ = None
+            self.best_estimator_ = None
+            self.release_ = None
+            self.lam_ = self.sigma_ = None
+            self.coef_ = np.zeros(X.shape[1])
+            self.intercept_ = 0.0
+            return
+        j, est = best
+        # the run's own release states one fit's guarantee, which is not this model's: keep none
+        est.release_ = _without_guarantee(est.release_)
+        est.report_ = None
+        self.best_index_ = int(j)
+        self.best_estimator_ = est
+        self.release_ = est.release_
+        self.lam_, self.sigma_ = float(est.lam_), float(est.sigma_)
+        self.coef_ = np.array(est.coef_)
+        self.intercept_ = float(est.intercept_)
+
+    # ------------------------------------------------------------ prediction
+    def _linear(self, X: ArrayLike) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if self.row_norm == "clip":
+            X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
+        return X @ self.coef_ + self.intercept_
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The pickled state, without ``random_state``: a seed in a published pickle would replay every draw."""
+        state = dict(super().__getstate__())  # a copy: the fitted object keeps its parameter
+        if state.get("random_state") is not None:
+            state["random_state"] = None
+        return state
+
+    def privacy_spent(self) -> Guarantee:
+        r"""The :math:`(\varepsilon, \delta)` guarantee of the whole selection (its total), with its parts.
+
+        Repeat and select over the grid (:func:`pdpkit.selection.selection_epsilon` at
+        ``selection_``), which covers the chosen model, its λ and σ, and everything else
+        this estimator holds. It is not the chosen model's one-fit guarantee.
+
+        Returns
+        -------
+        pdpkit.release.Guarantee
+            The total, with the part ``"selection"``.
+        """
+        check_is_fitted(self)
+        return self.guarantee_
+
+
+def _fit_run(est: Any, X: np.ndarray, y: np.ndarray, classes: Any) -> None:
+    """Fit one run on the training part; a classifier keeps the full data's classes (a part may lack one)."""
+    if classes is None:
+        est.fit(X, y)
+        return
+    validate_data(est, X, reset=True)
+    est.classes_ = np.asarray(classes)
+    est._fit_signed(X, est._signed_labels(y), classes=list(classes))
+
+
+def _without_guarantee(release: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(release, guarantee=None, report=None)
+
+
+_COMMON_DOC = r"""
+    epsilon, delta : float
+        Target guarantee of the whole selection (add/remove one record).
+    lams : sequence of float
+        The public grid of λ (default :data:`DEFAULT_LAMS`); each λ gets its own σ at a
+        common per-run level; a λ too small for the budget is dropped (``dropped_lams_``).
+    select_mean : float or None
+        Expected number of runs; ``None``: the grid size (at least 1.5).
+    select_shape : float
+        The law of the number of runs: 0 logarithmic (default), 1 geometric, η >= 0 a
+        truncated negative binomial, ``math.inf`` Poisson (see the module).
+    validation_fraction : float
+        The probability that a record goes to the validation part.
+    score_share : float
+        The score's Gaussian μ as a multiple of the largest one that costs nothing beyond the
+        models (:func:`pdpkit.selection.calibrate_selection`).
+    norm_bound : float
+        Bound R on the Euclidean norm of the feature rows.
+    row_norm : {"raise", "clip"}
+        What to do with a row beyond ``norm_bound``.
+    fit_intercept : bool
+        Fit an intercept (a constant column of value ``norm_bound``).
+    random_state : int, numpy.random.Generator or None
+        The secret randomness: the split, the runs, the noise. It is not pickled (a pickle
+        holding the seed would let anyone replay the noise and remove it).
+    accountant : object or None
+        A privacy accountant: ``accountant.charge_selection(charge, name=...)`` is called
+        before any noise is drawn (and refuses a selection over its budget).
+    solver_max_iter : int
+        Newton iterations allowed to each run's solver.
+    grad_tol : float
+        The public bound τ on each run's perturbed-gradient norm (as in the estimators).
+
+    Attributes
+    ----------
+    coef_, intercept_ : numpy.ndarray, float
+        The chosen model (zeros if no run was made, possible only for a Poisson law).
+    lam_, sigma_ : float
+        The chosen candidate's λ and σ.
+    best_index_ : int
+        Its index in ``candidates_``.
+    candidates_ : tuple of (float, float)
+        The kept grid's (λ, σ).
+    dropped_lams_ : tuple of float
+        The λ dropped by the calibration.
+    selection_ : pdpkit.selection.SelectionCharge
+        The selection's public parameters (what an accountant stores).
+    best_estimator_ : ObjPertClassifier or ObjPertRegressor
+        The chosen run's estimator; its ``release_`` carries no guarantee (the guarantee is the
+        selection's, ``privacy_spent()``).
+    release_ : pdpkit.release.Release
+        The chosen model's public fields, without a guarantee of its own.
+"""
+
+
+class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
+    __doc__ = (r"""Private binary classifier whose λ is chosen privately; the whole selection is (ε, δ)-DP.
+
+    Each run trains :class:`pdpkit.estimators.ObjPertClassifier` (logistic loss) on the
+    training part with the candidate's λ and σ, and scores it by the number of correct
+    predictions on the validation part (one record changes it by at most 1) plus Gaussian
+    noise of standard deviation ``1/score_mu``.
+
+    Parameters
+    ----------""" + _COMMON_DOC + r"""    classes_ : numpy.ndarray
+        The two labels.
+    """)
+
+    _estimator_class = ObjPertClassifier
+    _loss_name = "logistic"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, lams: Any = DEFAULT_LAMS,
+                 select_mean: float | None = None, select_shape: float = 0.0, validation_fraction: float = 0.3,
+                 score_share: float = 1.0, norm_bound: float = 1.0, row_norm: str = "raise",
+                 fit_intercept: bool = True, random_state: Any = None, accountant: Any = None,
+                 solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.lams = lams
+        self.select_mean = select_mean
+        self.select_shape = select_shape
+        self.validation_fraction = validation_fraction
+        self.score_share = score_share
+        self.norm_bound = norm_bound
+        self.row_norm = row_norm
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.accountant = accountant
+        self.solver_max_iter = solver_max_iter
+        self.grad_tol = grad_tol
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertClassifierCV:
+        """Choose λ privately and fit the chosen model on ``X`` (rows within ``norm_bound``) and two-class ``y``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            Feature rows.
+        y : array_like, shape (n,)
+            Two-class labels.
+
+        Returns
+        -------
+        ObjPertClassifierCV
+            The fitted estimator.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, reset=True)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.shape[0] != 2:
+            raise ValueError(f"Only binary classification is supported: y must have exactly 2 classes; got "
+                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''} "
+                             f"({type_of_target(y)})")
+        self.classes_ = classes
+        self._select(X, y, classes)
+        return self
+
+    def _count(self, est: ObjPertClassifier, X: np.ndarray, y: np.ndarray) -> float:
+        """The number of correct predictions (sensitivity 1)."""
+        if X.shape[0] == 0:
+            return 0.0
+        return float(np.sum(est.predict(X) == y))
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        r"""The linear score :math:`x^\top \text{coef} + \text{intercept}` of the chosen model.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, d)
+            Feature rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            The scores.
+        """
+        return self._linear(X)
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The class with the larger score: ``classes_[1]`` where the decision function is > 0.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, d)
+            Feature rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            The predicted labels.
+        """
+        scores = self._linear(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Logistic probabilities ``[P(classes_[0]), P(classes_[1])]``.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, d)
+            Feature rows.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m, 2)
+            The probabilities.
+        """
+        from scipy.special import expit
+
+        p = expit(self._linear(X))
+        return np.column_stack([1.0 - p, p])
+
+
+class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
+    __doc__ = (r"""Private robust linear regression whose λ is chosen privately; the whole selection is (ε, δ)-DP.
+
+    Each run trains :class:`pdpkit.estimators.ObjPertRegressor` (pseudo-Huber loss) on the
+    training part and scores it by minus the sum over the validation part of the clipped,
+    normalized squared error :math:`\min(1, (\hat y - y)^2/(b - a)^2)`, prediction and label
+    clipped to the public bounds :math:`[a, b]` = ``label_bounds`` (each term lies in
+    [0, 1], so one record changes the sum by at most 1), plus Gaussian noise.
+
+    Parameters
+    ----------""" + _COMMON_DOC.replace("    epsilon, delta : float", """    label_bounds : tuple of float
+        Public bounds (a, b) of the labels, for the score only (the model's guarantee does not
+        depend on the labels).
+    epsilon, delta : float""", 1) + "\n")
+
+    _estimator_class = ObjPertRegressor
+    _loss_name = "huber"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, lams: Any = DEFAULT_LAMS,
+                 label_bounds: tuple[float, float] = (-1.0, 1.0), select_mean: float | None = None,
+                 select_shape: float = 0.0, validation_fraction: float = 0.3, score_share: float = 1.0,
+                 norm_bound: float = 1.0, row_norm: str = "raise", fit_intercept: bool = True,
+                 random_state: Any = None, accountant: Any = None, solver_max_iter: int = 200,
+                 grad_tol: float = DEFAULT_GRAD_TOL) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.lams = lams
+        self.label_bounds = label_bounds
+        self.select_mean = select_mean
+        self.select_shape = select_shape
+        self.validation_fraction = validation_fraction
+        self.score_share = score_share
+        self.norm_bound = norm_bound
+        self.row_norm = row_norm
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.accountant = accountant
+        self.solver_max_iter = solver_max_iter
+        self.grad_tol = grad_tol
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
+
+    def _bounds(self) -> tuple[float, float]:
+        b = self.label_bounds
+        if isinstance(b, (str, bytes)) or np.ndim(b) != 1 or len(b) != 2:
+            raise TypeError(f"label_bounds must be a pair (low, high); got {b!r}")
+        lo, hi = (float(v) for v in b)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"label_bounds must be finite with low < high; got {b!r}")
+        return lo, hi
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertRegressorCV:
+        """Choose λ privately and fit the chosen model on ``X`` (rows within ``norm_bound``) and real ``y``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            Feature rows.
+        y : array_like, shape (n,)
+            Real labels (the score clips them to ``label_bounds``).
+
+        Returns
+        -------
+        ObjPertRegressorCV
+            The fitted estimator.
+        """
+        self._validate_params()
+        self._bounds()
+        X, y = validate_data(self, X, y, reset=True, y_numeric=True)
+        self._select(X, np.asarray(y, dtype=float), None)
+        return self
+
+    def _count(self, est: ObjPertRegressor, X: np.ndarray, y: np.ndarray) -> float:
+        """Minus the sum of the clipped, normalized squared errors (sensitivity 1)."""
+        if X.shape[0] == 0:
+            return 0.0
+        lo, hi = self._bounds()
+        err = (np.clip(est.predict(X), lo, hi) - np.clip(y, lo, hi)) / (hi - lo)
+        return -float(np.sum(np.minimum(1.0, err * err)))
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The chosen model's linear prediction.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, d)
+            Feature rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            The predictions.
+        """
+        return self._linear(X)

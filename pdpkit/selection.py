@@ -1,0 +1,762 @@
+r"""The privacy of private model selection for objective perturbation (repeat and select).
+
+A *candidate* is one public setting of approximate minima perturbation: ObjPert with
+constants :math:`(L, \beta)`, regularization :math:`\lambda` and noise :math:`\sigma`
+(sharp log-determinant constant, :mod:`pdpkit.accounting`), followed by the output Gaussian
+of parameter :math:`\mu_{\rm out}` that pays for the solver's tolerance
+(:func:`pdpkit.objpert.output_mu`). One *run* of the base mechanism :math:`Q`:
+
+1. each record is put in the training part or in the validation part by its own coin
+   (independent, fair or not, drawn from the mechanism's secret randomness and never
+   released);
+2. a candidate :math:`j` is drawn uniformly from the public grid;
+3. the candidate is trained on the training part (``count`` ObjPert fits on the same
+   records, for instance the one-vs-rest problems of a multiclass model);
+4. its *score* — a count over the validation part to which one record adds at most 1 (for
+   instance the number of correct predictions) — is released through a Gaussian mechanism
+   of parameter ``score_mu`` (noise of standard deviation ``1/score_mu``).
+
+The run outputs :math:`(j, \tilde\theta_j, \text{score})`. Repeat and select
+(:func:`repeat_and_select`; Papernot & Steinke 2022, Alg 1) runs :math:`Q` a random number
+:math:`K` of times and releases the run with the best score only (not :math:`K`, not the
+other runs).
+
+The base run's Rényi DP
+-----------------------
+Neighbouring data sets differ by adding or removing one record :math:`z`. Fix everything
+but :math:`z`'s coin: the other records' parts :math:`(T, V)` and the candidate :math:`j`.
+
+* :math:`z` in the training part: the model is ObjPert on :math:`T` versus :math:`T + z`
+  composed with its output Gaussian, :math:`\rho_j(\alpha) =
+  \text{count}\,(\varepsilon_{\rm ObjPert}(\alpha) + \alpha\mu_{\rm out}^2/2)`
+  (:func:`pdpkit.accounting.objpert_rdp`, Redberg, Koskela & Wang 2023, Thm 3.2, and the
+  Gaussian's RDP, composed); the score is a post-processing of the model with :math:`V`
+  fixed and independent noise.
+* :math:`z` in the validation part: the model has the same law on both sides; given the
+  model, the count moves by at most 1, so the score is a Gaussian mechanism:
+  :math:`\rho_{\rm val}(\alpha) = \alpha\,\mu_{\rm score}^2/2`.
+
+Both data sets' outputs are mixtures over the coins with the *same* weights (the coins of
+:math:`D`'s records have the same law under :math:`D` and :math:`D'`, and :math:`z`'s coin
+is independent of them), and the Rényi divergence of every order is jointly quasi-convex
+(van Erven & Harremoës 2014, Thm 13): the divergence of two mixtures with common weights is
+at most the largest divergence of the paired components, in either direction. Hence, per
+order, the run's RDP is at most the **maximum** of the two parts' — not their sum. The
+bound holds for each value of :math:`z`'s coin separately, so it does not need that coin to
+be secret; it needs the other records' coins to be independent of the data and of their
+order (here: i.i.d. coins from the secret random state). The candidate :math:`j` is drawn
+independently and released, so the run is a mixture with disjoint supports and its RDP is
+the log-mean-exp over candidates (at most their maximum):
+
+.. math::
+
+   \rho_Q(\alpha) = \max\Big(\frac{1}{\alpha - 1}\log\frac1m\sum_{j=1}^m
+   e^{(\alpha - 1)\rho_j(\alpha)},\; \frac{\alpha\,\mu_{\rm score}^2}{2}\Big).
+
+The same argument (quasi-convexity over the coins, then the selection theorem for each
+fixed split) covers one split shared by all runs, as :mod:`pdpkit.model_selection` does:
+the selection theorem is monotone in the base run's RDP curve.
+
+Since :math:`\rho_j(\alpha) \ge \alpha (L/\sigma_j)^2/2`, a score with
+:math:`\mu_{\rm score} \le \min_j L/\sigma_j` costs nothing beyond the model:
+:func:`calibrate_selection` sets the largest such free score on its order grid.
+
+Repeat and select
+-----------------
+With :math:`K` drawn from a truncated negative binomial law :math:`\mathcal D_{\eta,\gamma}`
+(``shape`` :math:`=\eta \ge 0`: logarithmic at 0, geometric at 1) Papernot & Steinke (2022,
+Thm 2) give, for every :math:`\lambda > 1` and :math:`\hat\lambda \ge 1`,
+
+.. math::
+
+   \varepsilon'(\lambda) = \rho_Q(\lambda) + (1 + \eta)\Big(1 - \frac1{\hat\lambda}\Big)
+   \rho_Q(\hat\lambda) + \frac{(1 + \eta)\log(1/\gamma)}{\hat\lambda}
+   + \frac{\log\mathbb E[K]}{\lambda - 1};
+
+with :math:`K \sim` Poisson(mean) (``shape = inf``, Thm 6), for :math:`\hat\varepsilon =
+\log(1 + 1/(\lambda - 1))` and :math:`\hat\delta` the base run's δ at :math:`\hat\varepsilon`
+(from its RDP, Canonne, Kamath & Steinke 2020, Prop 12),
+:math:`\varepsilon'(\lambda) = \rho_Q(\lambda) + \text{mean}\cdot\hat\delta +
+\log(\text{mean})/(\lambda - 1)`. Both are evaluated by dp_accounting
+(``_compute_rdp_repeat_and_select``; :math:`\hat\lambda` and the conversion's orders range over
+a fixed fine grid of 200 orders, whatever orders are asked for), then converted to
+:math:`(\varepsilon, \delta)` by :func:`pdpkit.accounting.rdp_to_epsilon`.
+
+Source 002 (Redberg, Koskela & Wang 2023, §5) tunes DP-SGD this way with a Poisson number of
+runs whose mean makes :math:`K` exceed the grid size with probability 0.9; they do not tune
+ObjPert's (λ, σ), noting that doing so needs the same selection. This module is that
+selection for ObjPert.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import special
+
+from ._validation import as_finite_array, as_generator, check_int_at_least, scalar_positive, scalar_probability
+from .accounting import _check_mu, objpert_rdp, objpert_sigma, rdp_to_epsilon
+from .objpert import DEFAULT_OUTPUT_MU
+
+__all__ = [
+    "SELECTION_FORMAT",
+    "SelectionCharge",
+    "SelectionCalibration",
+    "selection_rdp",
+    "selection_epsilon",
+    "calibrate_selection",
+    "repeat_and_select",
+    "repetitions_pmf",
+    "default_repetitions",
+]
+
+#: The format tag of :meth:`SelectionCharge.to_dict`.
+SELECTION_FORMAT = "pdpkit-selection/1"
+
+#: The orders at which the base run's RDP is evaluated for the selection theorems (the
+#: :math:`\hat\lambda` of Thm 2 and the conversion's orders of Thm 6): 1 and 1 + 10^(-3..4).
+_ORDERS = np.concatenate([[1.0], 1.0 + np.geomspace(1e-3, 1e4, 199)])
+
+
+# ----------------------------------------------------------------- the law of K
+def _check_law(mean: object, shape: object) -> tuple[float, float]:
+    """(mean, shape) validated: mean >= 1 real, shape >= 0 real or inf (Poisson)."""
+    for name, value in (("mean", mean), ("shape", shape)):
+        if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+            raise TypeError(f"{name} must be a real number; got {value!r}")
+    m, s = float(mean), float(shape)
+    if not (math.isfinite(m) and m >= 1.0):
+        raise ValueError(f"mean (the expected number of runs) must be a finite number >= 1; got {mean!r}")
+    if m > 1e6:
+        raise ValueError(f"mean must be at most 1e6 runs; got {m:g}")
+    if math.isnan(s) or s < 0.0:
+        raise ValueError(f"shape must be >= 0 (0 logarithmic, 1 geometric, inf Poisson); got {shape!r}")
+    if math.isfinite(s) and s > 1e6:
+        raise ValueError(f"shape must be at most 1e6 or inf (Poisson); got {s:g}")
+    if math.isfinite(s) and m == 1.0:
+        raise ValueError("mean must be > 1 for a truncated negative binomial number of runs (K >= 1 always, "
+                         "so mean 1 is K = 1: no selection)")
+    return m, s
+
+
+def _tnb_gamma(mean: float, shape: float) -> float:
+    """γ of the truncated negative binomial law with this mean (dp_accounting's solver: the bound uses it)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
+
+    return float(rdp_acc._gamma_truncated_negative_binomial(shape, mean))
+
+
+def repetitions_pmf(n_runs: ArrayLike, *, mean: float, shape: float) -> np.ndarray:
+    r"""The probability that repeat and select makes exactly ``n_runs`` runs.
+
+    Poisson(mean) for ``shape = inf``; otherwise the truncated negative binomial law of
+    Papernot & Steinke (2022, §2): :math:`P[K = k] = \frac{(1-\gamma)^k}{\gamma^{-\eta} - 1}
+    \prod_{\ell=0}^{k-1}\frac{\ell + \eta}{\ell + 1}` for :math:`k \ge 1` (η = ``shape`` > 0)
+    and :math:`\frac{(1-\gamma)^k}{k\log(1/\gamma)}` for η = 0, with γ set by the mean.
+
+    Parameters
+    ----------
+    n_runs : array_like of int
+        Numbers of runs k.
+    mean : float
+        The expected number of runs (>= 1; > 1 for a truncated negative binomial).
+    shape : float
+        η >= 0 of the truncated negative binomial (0 logarithmic, 1 geometric), or ``math.inf``
+        for Poisson.
+
+    Returns
+    -------
+    numpy.ndarray
+        The probabilities, shaped like ``n_runs``.
+    """
+    mean, shape = _check_law(mean, shape)
+    kk = np.asarray(as_finite_array(n_runs, "n_runs"), dtype=float)
+    if np.any(kk != np.floor(kk)):
+        raise ValueError("n_runs must hold integers")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if math.isinf(shape):
+            out = np.where(kk >= 0, np.exp(kk * math.log(mean) - mean - special.gammaln(kk + 1.0)), 0.0)
+        else:
+            g = _tnb_gamma(mean, shape)
+            if shape == 0.0:
+                logp = kk * math.log1p(-g) - np.log(kk) - math.log(-math.log(g))
+            else:
+                logp = (kk * math.log1p(-g) + special.gammaln(kk + shape) - special.gammaln(shape)
+                        - special.gammaln(kk + 1.0) - math.log(math.expm1(-shape * math.log(g))))
+            out = np.where(kk >= 1, np.exp(logp), 0.0)
+    return out
+
+
+def _draw_k(mean: float, shape: float, rng: np.random.Generator) -> int:
+    """One draw of the number of runs from its law (exactly as in Papernot & Steinke 2022)."""
+    if math.isinf(shape):
+        return int(rng.poisson(mean))
+    g = _tnb_gamma(mean, shape)
+    if shape == 0.0:
+        return int(rng.logseries(1.0 - g))
+    p0 = math.exp(shape * math.log(g))  # P[NB = 0] = gamma^eta, rejected
+    if p0 < 0.9:
+        while True:  # negative binomial conditioned on >= 1 by rejection
+            k = int(rng.negative_binomial(shape, g))
+            if k >= 1:
+                return k
+    # P[K >= 1] is small: invert the truncated law's CDF instead of rejecting
+    u = rng.random()
+    k, cdf = 0, 0.0
+    while True:
+        k += 1
+        cdf += float(repetitions_pmf(k, mean=mean, shape=shape))
+        if cdf >= u or k > 10**7:
+            return k
+
+
+def default_repetitions(n_candidates: int, *, coverage: float = 0.9, shape: float = 1.0) -> float:
+    r"""The mean number of runs for which :math:`P[K > \text{n\_candidates}]` equals ``coverage``.
+
+    The rule of source 002 (Redberg, Koskela & Wang 2023, §5: Poisson with
+    :math:`P[K > s] = 0.9`, s the grid size), for the Poisson law (``shape = inf``) or a
+    truncated negative binomial one. For the geometric law (``shape = 1``) it is
+    :math:`1/\gamma` with :math:`(1 - \gamma)^s = \text{coverage}`.
+
+    Parameters
+    ----------
+    n_candidates : int
+        The grid size s >= 1.
+    coverage : float
+        The probability, in (0, 1), that the number of runs exceeds the grid size.
+    shape : float
+        The law's shape (as in :func:`repetitions_pmf`).
+
+    Returns
+    -------
+    float
+        The mean.
+    """
+    from scipy import optimize, stats
+
+    s = check_int_at_least(n_candidates, "n_candidates", 1)
+    q = scalar_probability(coverage, "coverage")
+    if isinstance(shape, (str, bytes, bool)):
+        raise TypeError(f"shape must be a real number; got {shape!r}")
+    shape = float(shape)
+    if math.isinf(shape):
+        return float(optimize.brentq(lambda m: stats.poisson.sf(s, m) - q, 1e-9, 10.0 * s + 100.0, xtol=1e-12))
+    if shape == 1.0:
+        return 1.0 / -math.expm1(math.log(q) / s)
+
+    def gap(log_m: float) -> float:
+        m = math.exp(log_m)
+        return 1.0 - float(np.sum(repetitions_pmf(np.arange(1, s + 1), mean=m, shape=shape))) - q
+
+    return float(math.exp(optimize.brentq(gap, math.log(1.0 + 1e-6), math.log(1e6), xtol=1e-12)))
+
+
+# ------------------------------------------------------------------ the charge
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    return v
+
+
+_FIELDS = ("L", "beta", "lam", "sigma", "mu_out")
+
+
+def _check_candidates(candidates: Any) -> tuple[tuple[float, float, float, float, float], ...]:
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise TypeError("candidates must be a sequence of (L, beta, lam, sigma, mu_out) tuples")
+    out = []
+    for i, c in enumerate(candidates):
+        if isinstance(c, (str, bytes)) or not isinstance(c, Sequence) or len(c) != 5:
+            raise TypeError(f"candidates[{i}] must be a tuple (L, beta, lam, sigma, mu_out); got {c!r}")
+        vals = tuple(_real(v, f"candidates[{i}].{n}") for v, n in zip(c, _FIELDS, strict=True))
+        L, beta, lam, sigma, mu_out = vals
+        for n, v in (("L", L), ("lam", lam), ("sigma", sigma)):
+            if not v > 0:
+                raise ValueError(f"candidates[{i}].{n} must be > 0; got {v!r}")
+        for n, v in (("beta", beta), ("mu_out", mu_out)):
+            if not v >= 0:
+                raise ValueError(f"candidates[{i}].{n} must be >= 0; got {v!r}")
+        _check_mu(mu_out)
+        out.append(vals)
+    if not out:
+        raise ValueError("candidates must hold at least one candidate")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SelectionCharge:
+    r"""The public parameters of one private model selection: what an accountant stores and recomputes.
+
+    ``candidates`` are the grid's public settings ``(L, beta, lam, sigma, mu_out)``, each
+    run training ``count`` ObjPert fits (sharp constant) with output noise ``mu_out`` each;
+    ``score_mu`` is the score's Gaussian parameter (a count with sensitivity 1, noise of
+    standard deviation ``1/score_mu``); ``mean`` and ``shape`` give the law of the number of
+    runs (``shape = inf``: Poisson). :meth:`rdp` is :func:`selection_rdp` and
+    :meth:`epsilon` is :func:`selection_epsilon` at these parameters.
+
+    Parameters
+    ----------
+    candidates : tuple of tuple of float
+        The candidates ``(L, beta, lam, sigma, mu_out)``.
+    score_mu : float
+        The score's Gaussian parameter (> 0).
+    mean : float
+        The expected number of runs.
+    shape : float
+        The law's shape: ``math.inf`` for Poisson, η >= 0 for the truncated negative binomial.
+    count : int
+        ObjPert fits per run on the same records (1 for a binary model).
+    """
+
+    candidates: tuple[tuple[float, float, float, float, float], ...]
+    score_mu: float
+    mean: float
+    shape: float
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "candidates", _check_candidates(self.candidates))
+        mu = _real(self.score_mu, "score_mu")
+        if not mu > 0:
+            raise ValueError(f"score_mu must be > 0; got {self.score_mu!r}")
+        object.__setattr__(self, "score_mu", float(_check_mu(mu)))
+        m, s = _check_law(self.mean, self.shape)
+        object.__setattr__(self, "mean", m)
+        object.__setattr__(self, "shape", s)
+        object.__setattr__(self, "count", check_int_at_least(self.count, "count", 1))
+
+    def rdp(self, orders: ArrayLike) -> np.ndarray:
+        """The selection's RDP at ``orders`` (:func:`selection_rdp`).
+
+        Parameters
+        ----------
+        orders : array_like
+            Rényi orders >= 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            The RDP at each order (``inf`` where no bound is available).
+        """
+        return selection_rdp(orders, candidates=self.candidates, score_mu=self.score_mu, mean=self.mean,
+                             shape=self.shape, count=self.count)
+
+    def epsilon(self, delta: float) -> float:
+        """The selection's ε at ``delta`` (:func:`selection_epsilon`).
+
+        Parameters
+        ----------
+        delta : float
+            The target δ in (0, 1).
+
+        Returns
+        -------
+        float
+            The ε.
+        """
+        return selection_epsilon(delta, candidates=self.candidates, score_mu=self.score_mu, mean=self.mean,
+                                 shape=self.shape, count=self.count)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (format :data:`SELECTION_FORMAT`; a Poisson law has no shape)."""
+        law = ({"law": "poisson", "mean": self.mean} if math.isinf(self.shape)
+               else {"law": "truncated-negative-binomial", "mean": self.mean, "shape": self.shape})
+        return {"format": SELECTION_FORMAT,
+                "candidates": [dict(zip(_FIELDS, c, strict=True)) for c in self.candidates],
+                "score_mu": self.score_mu, "count": self.count, "repetitions": law}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SelectionCharge:
+        """Inverse of :meth:`to_dict`, strict: another format, unknown or missing fields are a ``ValueError``.
+
+        Parameters
+        ----------
+        data : dict
+            As produced by :meth:`to_dict`.
+
+        Returns
+        -------
+        SelectionCharge
+            The charge.
+        """
+        def keys(d: Any, where: str, required: tuple[str, ...]) -> None:
+            if not isinstance(d, dict):
+                raise TypeError(f"{where} must be a JSON object; got {type(d).__name__}")
+            extra, missing = sorted(set(d) - set(required)), [k for k in required if k not in d]
+            if extra or missing:
+                raise ValueError(f"{where}: unknown field(s) {extra}, missing field(s) {missing}")
+
+        keys(data, "selection", ("format", "candidates", "score_mu", "count", "repetitions"))
+        if data["format"] != SELECTION_FORMAT:
+            raise ValueError(f"selection.format must be {SELECTION_FORMAT!r}; got {data['format']!r}")
+        if not isinstance(data["candidates"], list):
+            raise TypeError("selection.candidates must be a list")
+        cands = []
+        for i, c in enumerate(data["candidates"]):
+            keys(c, f"selection.candidates[{i}]", _FIELDS)
+            cands.append(tuple(c[k] for k in _FIELDS))
+        law = data["repetitions"]
+        if isinstance(law, dict) and law.get("law") == "poisson":
+            keys(law, "selection.repetitions", ("law", "mean"))
+            shape = math.inf
+        else:
+            keys(law, "selection.repetitions", ("law", "mean", "shape"))
+            if law["law"] != "truncated-negative-binomial":
+                raise ValueError("selection.repetitions.law must be 'poisson' or 'truncated-negative-binomial'")
+            shape = law["shape"]
+        if isinstance(data["count"], bool) or not isinstance(data["count"], int):
+            raise TypeError("selection.count must be an integer")
+        return cls(candidates=tuple(cands), score_mu=data["score_mu"], mean=law["mean"], shape=shape,
+                   count=data["count"])
+
+
+# ------------------------------------------------------------------- the RDP
+def _base_rdp(al: np.ndarray, cands: tuple, score_mu: float, count: int) -> np.ndarray:
+    """The base run's RDP at orders ``al`` >= 1 (see the module): max(log-mean-exp of the candidates, score)."""
+    rho = np.array([count * (np.asarray(objpert_rdp(al, L=L, beta=beta, lam=lam, sigma=sigma, sharp=True))
+                             + 0.5 * al * mu_out * mu_out)
+                    for L, beta, lam, sigma, mu_out in cands])
+    m = rho.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        am1 = al - 1.0
+        lme = (special.logsumexp(am1 * rho, axis=0) - math.log(m)) / np.where(am1 > 0, am1, 1.0)
+    train = np.where(am1 > 0, lme, rho.mean(axis=0))  # order 1 (KL): the mean
+    train = np.maximum(train, rho.min(axis=0))  # guards rounding: a log-mean-exp is >= the minimum
+    out = np.maximum(train, 0.5 * al * score_mu * score_mu)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the base run's RDP overflows: some candidate's L/sigma (or score_mu) is too large")
+    return out
+
+
+def _repeat_and_select_rdp(orders: np.ndarray, base: Callable[[np.ndarray], np.ndarray], mean: float,
+                           shape: float) -> np.ndarray:
+    """Papernot & Steinke (2022) Thm 2/6 by dp_accounting, on the union of ``orders`` and :data:`_ORDERS`.
+
+    The one place that calls dp_accounting's private ``_compute_rdp_repeat_and_select``
+    (tests/test_selection.py pins it against an independent evaluation of the theorems).
+    """
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
+
+    grid = np.union1d(orders, _ORDERS)
+    out = np.asarray(rdp_acc._compute_rdp_repeat_and_select(grid, base(grid), mean, shape), dtype=float)
+    if math.isfinite(shape):
+        # dp_accounting's gamma is rounded down (a law with a mean above ``mean`` by up to 1e-9 relative), and
+        # the sampler uses that law: pay log(its mean / mean)/(order - 1) on top (never below the theorem)
+        excess = max(0.0, math.log(_tnb_mean(_tnb_gamma(mean, shape), shape) / mean))
+        with np.errstate(divide="ignore"):
+            out = out + np.where(grid > 1.0, excess / np.where(grid > 1.0, grid - 1.0, 1.0), 0.0)
+            # order 1 holds the bound of the larger orders (monotonicity): keep that with the margin
+            out = np.minimum.accumulate(out[::-1])[::-1]
+    return out[np.searchsorted(grid, orders)]
+
+
+def _tnb_mean(gamma: float, shape: float) -> float:
+    """E[K] of the truncated negative binomial law D_{shape, gamma} (Papernot & Steinke 2022, §2)."""
+    if shape == 0.0:
+        return (1.0 / gamma - 1.0) / math.log(1.0 / gamma)
+    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
+
+
+def _check_orders(orders: ArrayLike) -> np.ndarray:
+    o = np.atleast_1d(as_finite_array(orders, "orders")).astype(float)
+    if o.ndim != 1 or np.any(o < 1.0):
+        raise ValueError("orders must be a 1-d array of Renyi orders >= 1")
+    return o
+
+
+def selection_rdp(orders: ArrayLike, *, candidates: Sequence[Sequence[float]], score_mu: float, mean: float,
+                  shape: float, count: int = 1) -> np.ndarray:
+    r"""Rényi DP of repeat and select over ObjPert candidates (Papernot & Steinke 2022, Thm 2 and 6).
+
+    The base run (a uniformly drawn candidate trained on the training part, its score a
+    Gaussian count on the disjoint validation part; see the module) has RDP
+    :math:`\rho_Q(\alpha)`, the maximum of the candidates' log-mean-exp and the score's
+    :math:`\alpha\mu_{\rm score}^2/2`; the number of runs is Poisson(``mean``) for
+    ``shape = inf`` (Thm 6) or truncated negative binomial (Thm 2). Add/remove neighbours.
+
+    Parameters
+    ----------
+    orders : array_like
+        Rényi orders >= 1 (the theorems need an order > 1; at order 1 a truncated negative
+        binomial law gets the bound of the larger orders, Poisson gets ``inf``).
+    candidates : sequence of (L, beta, lam, sigma, mu_out)
+        The public grid: ObjPert constants L and β (of the fitted rows), regularization λ,
+        noise σ, and the output Gaussian's parameter :math:`\mu_{\rm out}` (>= 0).
+    score_mu : float
+        The Gaussian parameter of the score (a count with sensitivity 1).
+    mean : float
+        Expected number of runs (>= 1).
+    shape : float
+        ``math.inf`` for a Poisson number of runs; η >= 0 for the truncated negative binomial
+        (0 logarithmic, 1 geometric).
+    count : int
+        ObjPert fits per run on the same records (their RDP adds up).
+
+    Returns
+    -------
+    numpy.ndarray
+        The RDP at each order (a float for a scalar order).
+    """
+    cands = _check_candidates(candidates)
+    mu = _real(score_mu, "score_mu")
+    if not mu > 0:
+        raise ValueError(f"score_mu must be > 0; got {score_mu!r}")
+    mu = _check_mu(mu)
+    mean, shape = _check_law(mean, shape)
+    count = check_int_at_least(count, "count", 1)
+    o = _check_orders(orders)
+    out = _repeat_and_select_rdp(o, lambda al: _base_rdp(al, cands, mu, count), mean, shape)
+    return out[0] if np.ndim(orders) == 0 else out
+
+
+def selection_epsilon(delta: float, *, candidates: Sequence[Sequence[float]], score_mu: float, mean: float,
+                      shape: float, count: int = 1) -> float:
+    r"""The ε at ``delta`` of private model selection: :func:`selection_rdp` converted to (ε, δ).
+
+    The conversion is Canonne, Kamath & Steinke (2020, Prop 12) through
+    :func:`pdpkit.accounting.rdp_to_epsilon`, minimized over a fixed grid of 200 orders in
+    (1, 10001].
+
+    Parameters
+    ----------
+    delta : float
+        The target δ in (0, 1).
+    candidates : sequence of (L, beta, lam, sigma, mu_out)
+        As in :func:`selection_rdp`.
+    score_mu : float
+        As in :func:`selection_rdp`.
+    mean : float
+        As in :func:`selection_rdp`.
+    shape : float
+        As in :func:`selection_rdp`.
+    count : int
+        As in :func:`selection_rdp`.
+
+    Returns
+    -------
+    float
+        ε such that the selection is (ε, δ)-DP.
+    """
+    delta = scalar_probability(delta, "delta")
+    o = _ORDERS[1:]
+    rdp = selection_rdp(o, candidates=candidates, score_mu=score_mu, mean=mean, shape=shape, count=count)
+    finite = np.isfinite(rdp)
+    if not np.any(finite):
+        raise ValueError("no finite RDP bound at any order: the candidates' noise is too small")
+    return rdp_to_epsilon(o[finite], rdp[finite], delta=delta)[0]
+
+
+# ---------------------------------------------------------------- calibration
+@dataclass(frozen=True)
+class SelectionCalibration:
+    r"""The result of :func:`calibrate_selection`: the charge, the dropped λ, the per-run scale and the ε.
+
+    Parameters
+    ----------
+    charge : SelectionCharge
+        The public parameters of the selection (candidates with their σ, the score's μ, the law).
+    lams : tuple of float
+        The λ of the kept candidates, in the order of ``charge.candidates``.
+    dropped_lams : tuple of float
+        The λ of the grid that were dropped (a public decision, see :func:`calibrate_selection`).
+    run_epsilon : float
+        The per-run scale: each kept candidate's σ is the smallest making ObjPert alone
+        ``(run_epsilon, delta)``-DP.
+    epsilon : float
+        The selection's ε at ``delta`` (recomputed, at most the target).
+    delta : float
+        The target δ.
+    """
+
+    charge: SelectionCharge
+    lams: tuple[float, ...]
+    dropped_lams: tuple[float, ...]
+    run_epsilon: float
+    epsilon: float
+    delta: float
+
+
+def _free_score_mu(cands: tuple, count: int) -> float:
+    """The largest μ with α μ²/2 <= the candidates' log-mean-exp RDP at every order of the grid."""
+    al = _ORDERS[1:]
+    train = _base_rdp(al, cands, 1e-300, count)
+    return float(np.sqrt(np.min(2.0 * train / al)))
+
+
+def calibrate_selection(eps: float, delta: float, *, L: float, beta: float, lams: Sequence[float], mean: float,
+                        shape: float, mu_out: float = DEFAULT_OUTPUT_MU, score_share: float = 1.0,
+                        count: int = 1, tol: float = 1e-4) -> SelectionCalibration:
+    r"""Public (σ per candidate, score μ) so that the whole selection is (ε, δ)-DP (:func:`selection_epsilon`).
+
+    One per-run scale ε_run: candidate λ gets the smallest σ for which ObjPert alone is
+    (ε_run, δ)-DP (:func:`pdpkit.accounting.objpert_sigma`, sharp constant) — every λ gets its
+    own best σ at a common level, the bias–variance trade-off of source 002, §5; the
+    score gets ``score_share`` times the largest μ that costs nothing beyond the models
+    (see the module). A λ whose log-determinant constant
+    :math:`\log(1 + \beta/\lambda)` is at least ε_run/2 is dropped (more than half the per-run
+    budget would pay for λ alone, leaving σ above about twice the Gaussian mechanism's); the
+    decision depends on public numbers only. ε_run is the largest found by bisection (to
+    relative ``tol``) at which the recomputed ε of the selection is at most ``eps``.
+
+    Parameters
+    ----------
+    eps : float
+        The target ε of the whole selection.
+    delta : float
+        The target δ (also the δ of the per-run scale).
+    L : float
+        Lipschitz constant of the loss on the fitted rows (the loss's constant times the rows' bound).
+    beta : float
+        Smoothness constant on the fitted rows (the loss's constant times the bound squared).
+    lams : sequence of float
+        The public grid of λ.
+    mean : float
+        Expected number of runs.
+    shape : float
+        The law of the number of runs (``math.inf`` Poisson, η >= 0 truncated negative binomial).
+    mu_out : float
+        The output Gaussian's parameter of every fit (the solver's tolerance; pdpkit's default).
+    score_share : float
+        The score's μ as a multiple of the free μ: at most 1 costs nothing beyond the models.
+    count : int
+        ObjPert fits per run on the same records.
+    tol : float
+        Relative tolerance of the bisection on ε_run.
+
+    Returns
+    -------
+    SelectionCalibration
+        The charge and the calibration's numbers; ``ValueError`` if no λ of the grid is kept.
+    """
+    eps = scalar_positive(eps, "eps")
+    delta = scalar_probability(delta, "delta")
+    L = scalar_positive(L, "L")
+    beta = _real(beta, "beta")
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0; got {beta!r}")
+    mean, shape = _check_law(mean, shape)
+    mu_out = _check_mu(_real(mu_out, "mu_out"))
+    share = scalar_positive(score_share, "score_share")
+    count = check_int_at_least(count, "count", 1)
+    tol = scalar_positive(tol, "tol")
+    if isinstance(lams, (str, bytes)) or np.ndim(lams) != 1 or len(lams) == 0:
+        raise TypeError("lams must be a non-empty sequence of numbers")
+    grid = tuple(float(scalar_positive(v, "lams")) for v in lams)
+    eps0 = [math.log1p(beta / lam) for lam in grid]
+
+    def plan(e_run: float) -> tuple[SelectionCharge, tuple, tuple] | None:
+        kept = [lam for lam, e0 in zip(grid, eps0, strict=True) if e0 < 0.5 * e_run]
+        if not kept:
+            return None
+        cands = []
+        for lam in kept:
+            try:
+                sigma = objpert_sigma(e_run, delta, L=L, beta=beta, lam=lam, sharp=True)
+            except ValueError:
+                return None
+            cands.append((L, beta, lam, float(sigma), mu_out))
+        cands = tuple(cands)
+        score = min(share * _free_score_mu(cands, count), 100.0)
+        charge = SelectionCharge(candidates=cands, score_mu=score, mean=mean, shape=shape, count=count)
+        return charge, tuple(kept), tuple(lam for lam in grid if lam not in kept)
+
+    def eps_of(e_run: float) -> tuple[float, Any]:
+        p = plan(e_run)
+        if p is None:
+            return math.inf, None
+        try:
+            return p[0].epsilon(delta), p
+        except ValueError:
+            return math.inf, None
+
+    # bracket: lo has a plan within the budget, hi has none (or exceeds it)
+    hi = eps
+    e_hi, p_hi = eps_of(hi)
+    if e_hi <= eps:  # one run at eps already fits: never happens for a real selection, kept for safety
+        lo, p_lo, e_lo = hi, p_hi, e_hi
+    else:
+        lo = hi
+        for _ in range(200):
+            lo *= 0.5
+            e_lo, p_lo = eps_of(lo)
+            if e_lo <= eps:
+                break
+            if p_lo is None and lo < 2.0 * min(eps0) and min(eps0) > 0:
+                raise ValueError(f"no lam of the grid reaches epsilon={eps:g}, delta={delta:g}: the largest "
+                                 f"lam's log-determinant term is too large; add larger lams or raise epsilon")
+        else:  # pragma: no cover
+            raise ValueError(f"no per-run noise reaches epsilon={eps:g}, delta={delta:g}")
+        while hi - lo > tol * lo:
+            mid = 0.5 * (lo + hi)
+            e_mid, p_mid = eps_of(mid)
+            if e_mid <= eps:
+                lo, p_lo, e_lo = mid, p_mid, e_mid
+            else:
+                hi = mid
+    charge, kept, dropped = p_lo
+    return SelectionCalibration(charge=charge, lams=kept, dropped_lams=dropped, run_epsilon=float(lo),
+                                epsilon=float(e_lo), delta=float(delta))
+
+
+# -------------------------------------------------------------- the mechanism
+def repeat_and_select(run: Callable[[int, np.random.Generator], tuple[Any, float]], *, n_candidates: int,
+                      mean: float, shape: float, rng: Any = None, default: Any = None) -> Any:
+    r"""Repeat and select (Papernot & Steinke 2022, Alg 1): the best of a random number of runs.
+
+    Draws :math:`K` from the law of :func:`repetitions_pmf`; for each of the :math:`K` runs
+    draws a candidate index uniformly from ``range(n_candidates)`` and calls
+    ``run(index, rng)``, which returns ``(result, score)`` (the score a noisy, released
+    number); returns the result of the run with the highest score, ties broken uniformly at
+    random. Neither :math:`K` nor the other runs are returned. With :math:`K = 0` (possible
+    for a Poisson law only, with probability :math:`e^{-\text{mean}}`) the output is
+    ``default`` — a fixed value chosen before the data are seen, as the theorem's
+    :math:`\bot`. The guarantee is :func:`selection_rdp` for the base run ``run`` implements.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(index, rng) -> (result, score)``: one run of the base mechanism with candidate
+        ``index``; it must draw its randomness from ``rng`` (or from its own secret source).
+    n_candidates : int
+        The grid size (>= 1).
+    mean : float
+        Expected number of runs.
+    shape : float
+        ``math.inf`` for Poisson, η >= 0 for the truncated negative binomial.
+    rng : int, numpy.random.Generator or None
+        The secret randomness of the selection.
+    default : object
+        The output when no run is made.
+
+    Returns
+    -------
+    object
+        The best run's result, or ``default``.
+    """
+    m = check_int_at_least(n_candidates, "n_candidates", 1)
+    mean, shape = _check_law(mean, shape)
+    gen = as_generator(rng, "rng")
+    k = _draw_k(mean, shape, gen)
+    best, best_score, ties = default, -math.inf, 0
+    for _ in range(k):
+        j = int(gen.integers(m))
+        result, score = run(j, gen)
+        score = float(score)
+        if math.isnan(score):
+            raise ValueError("run returned a NaN score")
+        if score > best_score or ties == 0:
+            best, best_score, ties = result, score, 1
+        elif score == best_score:
+            ties += 1
+            if gen.random() * ties < 1.0:  # reservoir: each tied run kept with probability 1/ties
+                best = result
+    del k  # never returned
+    return best

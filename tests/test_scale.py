@@ -1,0 +1,199 @@
+"""Data larger than memory: rows read by blocks (numpy, memmap, Dask) give the in-memory results.
+
+* The block map (intercept column, clipping) equals ``prepare_rows``'s copy, kernel by kernel.
+* objpert_fit, ex_post_pdp, privacy_report and the estimators on a memmap and on a Dask array
+  (a LocalCluster with two workers) equal the numpy path to 1e-10 with the same seed.
+* The stopping rule still certifies on every path: the true gradient (in exact rational
+  arithmetic, fractions) at the solver's point is at most grad_tol, and a certificate whose
+  block count is understated is caught.
+* Member matching in another order, by blocks, accepts a permutation and refuses a changed row.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from pdpkit import objpert, report
+from pdpkit._solver import _ROWS_READ, _certified_gradient, _Rows, _solve
+from pdpkit.estimators import ObjPertClassifier, ObjPertRegressor, prepare_rows
+from pdpkit.losses import get_loss
+
+LOGISTIC = get_loss("logistic")
+
+
+def _data(n=3000, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None] * 1.01
+    w = rng.normal(size=d) * 2
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
+    return X, y
+
+
+def test_block_map_equals_prepare_rows_copy():
+    X, y = _data(1000, 5)
+    X[3] *= 3.0  # beyond the ball: clipped
+    rows = _Rows(X, intercept=1.0, clip=1.0, block_rows=97)
+    full = prepare_rows(X, norm_bound=1.0, row_norm="clip", fit_intercept=True)
+    got = np.vstack([rows.effective(X[s:s + 97]) for s in range(0, 1000, 97)])
+    np.testing.assert_array_equal(got, full)
+    theta = np.linspace(-1, 1, 6)
+    b = np.full(6, 0.3)
+    g1, e1 = _certified_gradient(rows, y, LOGISTIC, 0.5, b, theta)
+    g2, e2 = _certified_gradient(full, y, LOGISTIC, 0.5, b, theta)
+    np.testing.assert_allclose(g1, g2, rtol=0, atol=1e-12)
+    assert e1 > 0 and e2 > 0
+
+
+def _exact_gradient_norm(X, y, lam, b, theta):
+    """||sum_i f'(x_i^T theta) x_i + lam theta + b|| with the margins and the sums in exact rationals."""
+    Fx = [[Fraction(v) for v in row] for row in X]
+    ft = [Fraction(v) for v in theta]
+    g = [Fraction(lam) * t + Fraction(bb) for t, bb in zip(ft, b, strict=True)]
+    for row, yi in zip(Fx, y, strict=True):
+        z = sum(a * t for a, t in zip(row, ft, strict=True))
+        # f'(z; y) = -y / (1 + exp(y z)): exp in float64 of an exactly rounded margin, error << tolerance
+        d1 = Fraction(-yi / (1.0 + math.exp(yi * float(z))))
+        for j, a in enumerate(row):
+            g[j] += d1 * a
+    return math.sqrt(float(sum(v * v for v in g)))
+
+
+def test_block_solver_still_certifies_its_public_tolerance():
+    X, y = _data(400, 4, seed=5)
+    rows = _Rows(X, intercept=1.0, block_rows=37)  # many small blocks, intercept inside the kernels
+    b = np.random.default_rng(1).normal(size=5)
+    tol = 1e-9
+    theta, _gnorm, _tau, _it, _m, _c = _solve(rows, y, LOGISTIC, 0.7, b, tol, 200, "auto", want_hessian=False)
+    Xi = prepare_rows(X, norm_bound=1.0, fit_intercept=True)
+    true = _exact_gradient_norm(Xi, y, 0.7, b, theta)
+    assert true <= tol
+    # the certificate is not vacuous: it bounds the float64 error far below the tolerance
+    g, err = _certified_gradient(rows, y, LOGISTIC, 0.7, b, theta)
+    assert err < 1e-3 * tol and abs(float(np.linalg.norm(g)) - true) <= err
+    # a deliberately wrong stopping rule (relative tolerance, no certificate) can stop above it
+    loose, *_ = _solve(rows, y, LOGISTIC, 0.7, b, 1e-3, 200, "auto", want_hessian=False, certify=False)
+    assert _exact_gradient_norm(Xi, y, 0.7, b, loose) > tol
+
+
+def test_memmap_and_numpy_paths_agree(tmp_path):
+    X, y = _data(5000, 8, seed=2)
+    mm = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    a = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=4)
+    b = objpert.objpert_fit(mm, y, "logistic", lam=1.0, sigma=2.0, rng=4)
+    np.testing.assert_allclose(a.theta_released, b.theta_released, rtol=0, atol=1e-10)
+    e1 = objpert.ex_post_pdp(a, X, y, X[:50], y[:50], member=True)
+    e2 = objpert.ex_post_pdp(b, mm, y, mm[:50], y[:50], member=True)
+    np.testing.assert_allclose(e1, e2, rtol=1e-10, atol=1e-12)
+
+
+def test_member_matching_in_another_order_by_blocks():
+    X, y = _data(2000, 5, seed=3)
+    fit = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=1)
+    perm = np.random.default_rng(0).permutation(2000)
+    e_in_order = objpert.ex_post_pdp(fit, X, y, X, y, member=True)
+    e_perm = objpert.ex_post_pdp(fit, X, y, X[perm], y[perm], member=True)
+    np.testing.assert_allclose(e_perm, e_in_order[perm], rtol=1e-12)
+    bad = X[perm].copy()
+    bad[17, 0] = np.nextafter(bad[17, 0], 2.0)
+    with pytest.raises(ValueError, match=r"target_x\[17\]"):
+        objpert.ex_post_pdp(fit, X, y, bad, y[perm], member=True)
+
+
+def test_spooled_chunks_fit_like_the_array(tmp_path):
+    from pdpkit._solver import _spool_chunks
+
+    X, y = _data(3000, 4, seed=8)
+    Xs, ys = _spool_chunks(((X[s:s + 700], y[s:s + 700]) for s in range(0, 3000, 700)), directory=tmp_path)
+    assert isinstance(Xs, np.memmap) and not any(tmp_path.iterdir())  # nothing left on disk
+    np.testing.assert_array_equal(Xs, X)
+    a = ObjPertClassifier(random_state=1).fit(X, y)
+    b = ObjPertClassifier(random_state=1).fit(Xs, ys)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="chunk 1"):
+        _spool_chunks([(X[:5], y[:5]), (X[:5, :3], y[:5])], directory=tmp_path)
+
+
+def test_passes_are_counted_and_few():
+    X, y = _data(64_000, 10, seed=7)
+    _ROWS_READ[0] = 0
+    objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=0)
+    passes = _ROWS_READ[0] / X.shape[0]
+    assert 2 <= passes <= 20
+
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       memory_limit="1GiB")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_dask_fit_and_report_equal_numpy(client):
+    X, y = _data(6000, 7, seed=9)
+    Xd = da.from_array(X, chunks=(1000, 7))
+    yd = da.from_array(y, chunks=1000)
+    a = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=11)
+    b = objpert.objpert_fit(Xd, yd, "logistic", lam=1.0, sigma=2.0, rng=11)
+    np.testing.assert_allclose(b.theta, a.theta, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(b.theta_released, a.theta_released, rtol=0, atol=1e-10)
+    assert b.grad_tol == a.grad_tol and b.sigma_out == a.sigma_out
+    # the same fit analysed through Dask: the kernels agree to rounding
+    e1 = objpert.ex_post_pdp(a, X, y, X, y, member=True)
+    np.testing.assert_allclose(objpert.ex_post_pdp(a, Xd, yd, Xd, yd, member=True), e1, rtol=1e-10, atol=1e-12)
+    # the Dask fit: its point differs from numpy's by summation order only (both certified within
+    # grad_tol); b = -grad J moves by H times that, so the pDP agrees to about 1e-9
+    np.testing.assert_allclose(objpert.ex_post_pdp(b, Xd, yd, Xd, yd, member=True), e1, rtol=1e-6, atol=1e-9)
+    r1 = report.privacy_report(a, X, y, method="adaptive", sigma_gradient=1.0, sigma_hessian=0.5,
+                               sigma_lambda_min=0.5, rng=3)
+    r2 = report.privacy_report(b, Xd, yd, method="adaptive", sigma_gradient=1.0, sigma_hessian=0.5,
+                               sigma_lambda_min=0.5, rng=3)
+    np.testing.assert_allclose(r2.hessian_release, r1.hessian_release, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(r2.epsilon_bound(Xd, yd), r1.epsilon_bound(X, y), rtol=1e-9)
+    # memmap-free, in-order member targets are recognised as the data without a hash pass
+    with pytest.raises(ValueError, match="not a record"):
+        objpert.ex_post_pdp(b, Xd, yd, X[:3] + 1e-3, y[:3], member=True)
+
+
+def test_dask_estimators_equal_numpy(client):
+    X, y = _data(4000, 5, seed=12)
+    Xd = da.from_array(X, chunks=(700, 5))
+    yd = da.from_array(y, chunks=700)
+    kw = dict(epsilon=1.0, delta=1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+              random_state=5)
+    a = ObjPertClassifier(**kw).fit(X, y)
+    b = ObjPertClassifier(**kw).fit(Xd, yd)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-10)
+    assert abs(b.intercept_ - a.intercept_) <= 1e-10
+    assert b.privacy_spent().epsilon == a.privacy_spent().epsilon
+    np.testing.assert_allclose(b.privacy_report(Xd, yd), a.privacy_report(X, y), rtol=1e-9)
+    r = ObjPertRegressor(epsilon=1.0, delta=1e-6, random_state=2, row_norm="clip").fit(Xd * 2, yd)
+    r0 = ObjPertRegressor(epsilon=1.0, delta=1e-6, random_state=2, row_norm="clip").fit(X * 2, y)
+    np.testing.assert_allclose(r.coef_, r0.coef_, rtol=0, atol=1e-10)
+
+
+def test_certificate_partials_carry_their_machines_roundoff():
+    # a worker whose long double is float64 (unit roundoff 2^-53) must loosen the bound of the whole sum
+    from pdpkit import _solver
+
+    X, y = _data(500, 3, seed=4)
+    part = _solver._k_cert(X, y, 0, LOGISTIC, np.ones(3))
+    coarse = (*part[:6], 2.0 ** -53)
+    assert _solver._comb_cert(part, coarse)[6] == 2.0 ** -53
+    hi, lo = _solver._comb_cert(part, part)[:2]
+    np.testing.assert_allclose(hi + lo, 2 * (part[0] + part[1]), rtol=1e-15)

@@ -128,6 +128,7 @@ $(BROWSER_STAMP): $(STAMP)
 browser-test: $(BROWSER_STAMP)
 	test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python tests/browser/check_book.py _build/html
+	PDPKIT_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser/test_page_browser.py -q -s
 
 $(LAB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[lab]"

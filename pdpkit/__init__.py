@@ -17,7 +17,8 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
-* :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict).
+* :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict, page).
+* :mod:`pdpkit.page` — the privacy page: each person computes their own bound in the browser.
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
 """
@@ -37,6 +38,7 @@ from . import (
     objpert,
     ops,
     output_perturbation,
+    page,
     plotting,
     single,
     stability,
@@ -60,6 +62,7 @@ __all__ = [
     "objpert",
     "ops",
     "output_perturbation",
+    "page",
     "plotting",
     "single",
     "stability",

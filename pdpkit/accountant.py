@@ -506,6 +506,14 @@ class PrivacyAccountant:
         self.delta = _delta(delta, "delta")
         self._ledger: list[Charge] = []
 
+    def __deepcopy__(self, memo: dict) -> PrivacyAccountant:
+        # One session, one budget: scikit-learn's clone (GridSearchCV, cross_val_score) deep-copies an
+        # estimator's parameters; a copied accountant would let each clone spend the whole budget again.
+        return self
+
+    def __copy__(self) -> PrivacyAccountant:
+        return self
+
     def __repr__(self) -> str:
         if not self._ledger:
             return f"PrivacyAccountant(budget=({self.epsilon:.4g}, {self.delta:.3g}), nothing spent)"

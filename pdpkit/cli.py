@@ -50,6 +50,11 @@ file, not a directory, in an existing writable directory) and every output is wr
 atomically (a temporary file in the same directory, then renamed) with the usual
 permissions (``0o666 & ~umask``). Ctrl-C (exit status 130) and SIGTERM (143) stop with one
 line and leave neither a partial output nor a temporary file.
+
+``pdpkit page RELEASE.json --out PRIVACY.html [--schema SCHEMA.json] [--title T] [--book-url URL]``
+writes the release's
+privacy page (:func:`pdpkit.page.privacy_page`): one HTML file on which anyone computes their
+own bound in the browser, offline.
 """
 
 from __future__ import annotations
@@ -1014,6 +1019,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the schema the release was fitted with (when the release does not carry it)")
     q.add_argument("--out", required=True, help="where to write the predictions (CSV)")
     q.set_defaults(func=_cmd_predict)
+
+    g = sub.add_parser("page", help="write a static HTML page on which anyone computes their own privacy bound")
+    g.add_argument("release", help="the release (JSON) with a privacy report")
+    g.add_argument("--schema", metavar="SCHEMA.json",
+                   help="the schema the release was fitted with (when the release does not carry it): the page "
+                   "then asks for the raw record")
+    g.add_argument("--out", required=True, help="the HTML file to write (self-contained, works offline)")
+    g.add_argument("--title", default=None, help="the page's heading")
+    g.add_argument("--book-url", default=None, help="base address of the pdpkit book, to link its privacy report "
+                   "chapter")
+    g.set_defaults(func=_cmd_page)
     return p
 
 
@@ -1073,3 +1089,18 @@ def _warnings_as_lines(command: str) -> Iterator[None]:
 
 def _what_was_written() -> str:
     return f"wrote {', '.join(_WRITTEN)} before stopping" if _WRITTEN else "no output written"
+
+
+def _cmd_page(args: argparse.Namespace) -> int:
+    from .page import privacy_page
+
+    release = _load_release(args.release)
+    schema = _release_schema(release, args)
+    try:
+        text = privacy_page(release, schema=schema, title=args.title, book_url=args.book_url)
+    except ValueError as exc:
+        raise CLIError(f"{args.release}: {exc}") from None
+    _write_atomic(args.out, text)
+    print(f"wrote {args.out}: a privacy page of {len(text.encode('utf-8')) // 1024} KB (open it in any browser; "
+          "it computes each person's bound offline)")
+    return 0

@@ -42,7 +42,8 @@ from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
 from ._solver import _is_dask, _map_reduce, _Rows
 from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
-from .release import Guarantee, Release, objpert_release
+from .accountant import BudgetExceededError, Charge, PrivacyAccountant, objpert_calibrate_composed
+from .release import Guarantee, Release, multiclass_release, objpert_release
 
 __all__ = [
     "ObjPertClassifier",
@@ -159,6 +160,37 @@ def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | N
     return float(lam_c), float(sigma_c)
 
 
+@functools.lru_cache(maxsize=64)
+def _calibration_ovr(eps: float, delta: float, L: float, beta: float, count: int) -> tuple[float, float]:
+    """(lam, sigma) shared by ``count`` one-vs-rest fits with output noise, (eps, delta) together; cached."""
+    try:
+        lam_c, sigma_c = objpert_calibrate_composed(eps, delta, L=L, beta=beta, count=count, mu_out=_output_mu(eps))
+    except ValueError as exc:
+        raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g} for {count} one-vs-rest fits: "
+                         f"{exc}") from None
+    if lam_c > 1e100 or sigma_c > 1e100:
+        raise ValueError(f"epsilon={eps:g} is too small: its lam or sigma would exceed 1e100; raise epsilon or delta")
+    return float(max(lam_c, _LAM_FLOOR)), float(sigma_c)
+
+
+def _schema_object(schema: Any) -> Any:
+    """A :class:`pdpkit.schema.Schema` from a Schema, its dict, or a path to its JSON file."""
+    from .schema import Schema
+
+    if isinstance(schema, Schema):
+        sch = schema
+    elif isinstance(schema, dict):
+        sch = Schema.from_dict(schema)
+    elif isinstance(schema, str):
+        sch = Schema.read(schema)
+    else:
+        raise TypeError(f"schema must be a pdpkit.schema.Schema, its dict or a path; got {type(schema).__name__}")
+    if sch.nonprivate_draft:
+        raise ValueError("schema is a non-private draft (its bounds were read from the data): replace its bounds "
+                         "and domains by public knowledge and remove its nonprivate_draft mark before fitting")
+    return sch
+
+
 class ObjPertEstimator(BaseEstimator):
     """What the two estimators share: calibration, the fit, the release, the report and the guarantee.
 
@@ -169,6 +201,15 @@ class ObjPertEstimator(BaseEstimator):
     __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
 
     _default_loss = "logistic"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A seed in a published pickle would let anyone regenerate the objective's noise b and
+        # the output noise, and with them the un-noised gradient sum: it is never pickled.
+        state = super().__getstate__() if hasattr(super(), "__getstate__") else dict(self.__dict__)
+        state = dict(state)
+        if state.get("random_state") is not None:
+            state["random_state"] = None
+        return state
 
     # ------------------------------------------------------------ parameters
     def _fit_norm_bound(self) -> float:
@@ -224,6 +265,51 @@ class ObjPertEstimator(BaseEstimator):
                             None if self.lam is None else float(self.lam),
                             None if self.sigma is None else float(self.sigma))
 
+    def _encode(self, X: Any) -> Any:
+        """With a schema: raw records to encoded rows (norm at most norm_bound, public map); else X."""
+        if getattr(self, "schema", None) is None:
+            return X
+        sch = _schema_object(self.schema)
+        return np.asarray(sch.encode(X), dtype=float) * float(self.norm_bound)
+
+    def _own_charges(self, loss: GLMLoss, lam: float, sigma: float, count: int, scales: dict[str, Any]) -> list:
+        """The ledger entries of this fit (and its report), known before any noise is drawn."""
+        from .objpert import output_mu
+        from .release import _report_mu
+
+        R = self._fit_norm_bound()
+        L, beta = loss.lipschitz * R, loss.smoothness * R * R
+        sigma_out = default_sigma_out(grad_tol=float(self.grad_tol), lam=lam, mu=_output_mu(float(self.epsilon)))
+        mu_out = output_mu(grad_tol=float(self.grad_tol), lam=lam, sigma_out=sigma_out)
+        out = [Charge(name=f"{type(self).__name__} model", kind="objpert",
+                      params={"L": L, "beta": beta, "lam": lam, "sigma": sigma, "mu_out": mu_out}, count=count,
+                      delta=float(self.delta))]
+        if scales:
+            import types
+
+            mu = _report_mu(types.SimpleNamespace(loss=loss, sigma_gradient=scales.get("sigma_gradient"),
+                                                  sigma_hessian=scales.get("sigma_hessian"),
+                                                  sigma_lambda_min=scales.get("sigma_lambda_min")), R)
+            out.append(Charge(name=f"{type(self).__name__} report", kind="gaussian", params={"mu": mu}, count=count,
+                              delta=float(self.report_delta)))
+        return out
+
+    def _charge(self, charges: list) -> Any:
+        acc = getattr(self, "accountant", None)
+        if acc is None:
+            return None
+        if not isinstance(acc, PrivacyAccountant):
+            raise TypeError(f"accountant must be a pdpkit.accountant.PrivacyAccountant; got {type(acc).__name__}")
+        acc.charge(charges)  # BudgetExceededError before any noise is drawn
+        return acc
+
+    def _warn_leaks(self, X: Any) -> None:
+        if getattr(self, "schema", None) is not None or _is_dask(X) or not isinstance(X, np.ndarray):
+            return
+        from .preprocessing import leak_warnings
+
+        leak_warnings(X, norm_bound=float(self.norm_bound), delta=float(self.delta), stacklevel=4)
+
     def _rows(self, X: Any) -> _Rows:
         # the rows of prepare_rows, read block by block by the solver and the report: no copy of X
         return _row_map(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept)
@@ -250,8 +336,11 @@ class ObjPertEstimator(BaseEstimator):
     def _fit_signed(self, X: np.ndarray, y_signed: np.ndarray, classes: Any) -> None:
         self._validate_params()
         loss = self._loss()
+        self._warn_leaks(X)
         rows = self._rows(X)
         lam, sigma = self._calibrate(loss)
+        scales = self._report_scales(loss)
+        acc = self._charge(self._own_charges(loss, lam, sigma, 1, scales))
         rng = as_generator(self.random_state, "random_state")
         grad_tol = float(self.grad_tol)
         try:
@@ -263,38 +352,51 @@ class ObjPertEstimator(BaseEstimator):
         except RuntimeError as exc:  # name the estimator's own parameters
             raise RuntimeError(str(exc).replace("max_iter", "solver_max_iter")) from None
         report = None
-        report_delta = None
+        report_delta = float(self.report_delta) if scales else None
         if self.report is not None:
             from . import report as _report
 
-            scales: dict[str, Any] = {}
-            if self.report != "data-independent":
-                scales = _report.calibrate_report(float(self.report_epsilon), float(self.report_delta),
-                                                  method=self.report, loss=loss.name,
-                                                  norm_bound=self._fit_norm_bound())
-                report_delta = float(self.report_delta)
             report = _report.privacy_report(fit, rows, y_signed, method=self.report, rho=float(self.rho),
                                             rng=rng, **scales)
-        names = getattr(self, "feature_names_in_", None)
         release = objpert_release(fit, delta=float(self.delta), report=report, report_delta=report_delta,
                                   norm_bound=float(self.norm_bound), fit_intercept=bool(self.fit_intercept),
-                                  classes=classes, feature_names=None if names is None else list(names),
-                                  row_norm=self.row_norm)
+                                  classes=classes, feature_names=self._release_names(), row_norm=self.row_norm,
+                                  schema=self._release_schema(), accountant=acc)
         del fit  # holds the objective's noise b and the solver's point: never kept on the estimator
+        self._set_fitted(release, lam, sigma)
+
+    def _report_scales(self, loss: GLMLoss) -> dict[str, Any]:
+        if self.report is None or self.report == "data-independent":
+            return {}
+        from . import report as _report
+
+        return _report.calibrate_report(float(self.report_epsilon), float(self.report_delta), method=self.report,
+                                        loss=loss.name, norm_bound=self._fit_norm_bound())
+
+    def _release_names(self) -> list[str] | None:
+        if getattr(self, "schema", None) is not None:
+            return list(_schema_object(self.schema).encoded_names)
+        names = getattr(self, "feature_names_in_", None)
+        return None if names is None else [str(v) for v in names]
+
+    def _release_schema(self) -> Any:
+        return None if getattr(self, "schema", None) is None else _schema_object(self.schema)
+
+    def _set_fitted(self, release: Release, lam: float, sigma: float) -> None:
         self.release_ = release
-        self.report_ = release.privacy_report
+        self.report_ = release.privacy_report if release.n_models == 1 else None
         self.coef_ = np.array(release.coef)
-        self.intercept_ = float(release.intercept)
+        self.intercept_ = release.intercept if release.n_models > 1 else float(release.intercept)
         self.lam_ = float(lam)
         self.sigma_ = float(sigma)
 
     # ------------------------------------------------------------ prediction
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = validate_data(self, self._encode(X), reset=False)
         if self.row_norm == "clip":  # the model is "clip, then linear" (the map it was fitted through)
             X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
-        return X @ self.coef_ + self.intercept_
+        return X @ np.asarray(self.coef_).T + self.intercept_
 
     # ------------------------------------------------------------ privacy
     def privacy_spent(self) -> Guarantee:
@@ -311,24 +413,56 @@ class ObjPertEstimator(BaseEstimator):
         return self.release_.guarantee
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        if self.schema is not None:
+            X = self._encode(X)
+            if not hasattr(self, "classes_"):  # a regression's labels, mapped by the schema's public bounds
+                y = np.asarray(_schema_object(self.schema).encode_label(y), dtype=float)
         X, y = self._validate(X, y, reset=False)
         # a record enters the model through the same row map as in fit (clip, or refuse)
         return self._rows(X), self._signed_labels(y)
 
-    def privacy_report(self, X: ArrayLike, y: ArrayLike, *, uniform: bool = False) -> np.ndarray:
-        r"""Private per-record bounds :math:`\bar\varepsilon_1` on the ex-post pDP of the fitted model.
+    def privacy_report(self, X: ArrayLike, y: ArrayLike | None = None, *, uniform: bool = False):
+        r"""Every record's private bound on its ex-post pDP, readable: a :class:`pdpkit.report.PersonalBounds`.
 
         Post-processing of the release and of the report's noisy statistics
-        (:meth:`pdpkit.report.PrivacyReport.epsilon_bound`): any record, member or not, may be
+        (:meth:`pdpkit.report.PrivacyReport.bounds`): any record, member or not, may be
         passed; each bound holds with probability at least ``1 - rho`` (jointly for all given
-        records with ``uniform=True``). Needs ``report`` set at construction.
+        records with ``uniform=True``). Without ``y`` each bound holds whatever the record's
+        label (:meth:`pdpkit.report.PrivacyReport.sup_over_labels`: both classes, or every
+        label in the schema's bounds for a regression). The result states the release's total
+        guarantee and the report's share (``summary()``, ``to_frame()``) and behaves as the
+        array of the bounds. Needs ``report`` set at construction.
+
+        Parameters
+        ----------
+        X : array_like or pandas.DataFrame, shape (m, n_features)
+            The records.
+        y : array_like, shape (m,), optional
+            Their labels; ``None`` for the bound valid for every label.
+        uniform : bool
+            Bounds that hold jointly for all the given records.
+
+        Returns
+        -------
+        pdpkit.report.PersonalBounds
         """
         check_is_fitted(self)
+        if self.report_ is None and self.release_.privacy_reports:
+            raise ValueError("a one-vs-rest model has one report per class (release_.privacy_reports); a person's "
+                             "bound is the sum of the K reports' bounds, each at rho / K")
         if self.report_ is None:
             raise ValueError("this estimator was fitted with report=None: set report='data-independent', "
                              "'data-dependent' or 'adaptive' and refit")
-        rows, ys = self._report_targets(X, y)
-        return np.asarray(self.report_.epsilon_bound(rows, ys, uniform=uniform))
+        index = getattr(X, "index", None)
+        if y is None:
+            X = validate_data(self, self._encode(X), reset=False)  # no label to check (a Dask X: pass y)
+            rows, ys = self._rows(X), None
+        else:
+            rows, ys = self._report_targets(X, y)
+        # a regression through a schema: its labels were mapped onto [-1, 1] by the public bounds
+        label_bounds = (-1.0, 1.0) if (self.schema is not None and not hasattr(self, "classes_")) else None
+        return self.report_.bounds(rows, ys, uniform=uniform, label_bounds=label_bounds,
+                                   guarantee=self.release_.guarantee, index=index)
 
 
 class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
@@ -368,10 +502,25 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         :math:`\sigma_{\rm out} = 2\tau/(\lambda\mu_0)` pays for it, with
         :math:`\mu_0` = :data:`pdpkit.objpert.DEFAULT_OUTPUT_MU`, and the calibration includes it.
 
+    schema : pdpkit.schema.Schema, dict or str, optional
+        A public schema (or its JSON file): ``fit`` and ``predict`` then take raw records (a
+        DataFrame with the schema's columns), encoded by the schema into rows of norm at most
+        ``norm_bound`` — a public map, no statistic of the data, nothing to clip; the classes
+        are the schema's label domain.
+    accountant : pdpkit.accountant.PrivacyAccountant, optional
+        The session's accountant: ``fit`` charges the model (and report) before drawing any
+        noise, refuses over budget, and the release states the accountant's total with its
+        ledger. Shared, not copied, by ``clone``.
+
+    With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
+    record, calibrated so that the K fits **together** are (ε, δ)-DP
+    (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
+    logistic scores. A privacy report of a one-vs-rest model is ``"data-independent"`` only.
+
     Attributes
     ----------
     classes_ : numpy.ndarray
-        The two labels; ``classes_[1]`` is the positive class (+1).
+        The labels; with two, ``classes_[1]`` is the positive class (+1).
     coef_, intercept_ : numpy.ndarray, float
         The private model.
     release_ : pdpkit.release.Release
@@ -386,7 +535,10 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                  lam: float | None = None, sigma: float | None = None, norm_bound: float = 1.0,
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
-                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL) -> None:
+                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL,
+                 schema: Any = None, accountant: PrivacyAccountant | None = None) -> None:
+        self.schema = schema
+        self.accountant = accountant
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -405,27 +557,91 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         tags.classifier_tags.poor_score = True  # private: noisy by design on the checks' tiny data sets
         return tags
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertClassifier:
-        """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and two-class ``y``."""
-        X, y = self._validate(X, y, reset=True)
-        if _is_dask(y):
+        """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``, or raw records with a schema).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with ``schema``.
+        y : array_like, shape (n,)
+            Labels (two or more classes; with a schema, values of its label domain).
+        """
+        sch = None if self.schema is None else _schema_object(self.schema)
+        if sch is not None:
+            if sch.label_classes is None:
+                raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
+            idx = np.asarray(sch.encode_label(np.asarray(y, dtype=object).astype(str)))
+            classes = np.asarray(sch.label_classes, dtype=object)
+            X, _ = self._validate(self._encode(X), idx, reset=True)
+            y = classes[idx]
+        else:
+            X, y = self._validate(X, y, reset=True)
+        if sch is not None:
+            pass
+        elif _is_dask(y):
             import dask.array as da
 
             classes = np.asarray(da.unique(y).compute())
         else:
             check_classification_targets(y)
             classes = np.unique(y)
-        if classes.shape[0] != 2:
-            raise ValueError(f"Only binary classification is supported: y must have exactly 2 classes; got "
-                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''} "
-                             f"({type_of_target(y)})")
+        if classes.shape[0] < 2:
+            raise ValueError(f"y must have at least 2 classes; got {classes.shape[0]} "
+                             f"class{'es' if classes.shape[0] != 1 else ''} ({type_of_target(y)})")
         self.classes_ = classes
-        self._fit_signed(X, self._signed_labels(y), classes=list(classes))
+        if classes.shape[0] == 2:
+            self._fit_signed(X, self._signed_labels(y), classes=list(classes))
+        else:
+            self._fit_ovr(X, np.asarray(y), classes)
         return self
+
+    def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
+        """K one-vs-rest fits, composed: every record is in all K problems."""
+        self._validate_params()
+        if self.report not in (None, "data-independent"):
+            raise ValueError(f"report={self.report!r} with {classes.shape[0]} classes is not supported: a "
+                             "one-vs-rest model's report is 'data-independent' (or fit one model per class)")
+        if (self.lam is None) != (self.sigma is None):
+            raise ValueError("with three or more classes give both lam and sigma, or neither (calibrated)")
+        loss = self._loss()
+        self._warn_leaks(X)
+        rows = self._rows(X)
+        K = int(classes.shape[0])
+        R = self._fit_norm_bound()
+        L, beta = loss.lipschitz * R, loss.smoothness * R * R
+        if self.lam is None:
+            lam, sigma = _calibration_ovr(float(self.epsilon), float(self.delta), L, beta, K)
+        else:
+            lam, sigma = float(self.lam), float(self.sigma)
+        acc = self._charge(self._own_charges(loss, lam, sigma, K, {}))
+        rng = as_generator(self.random_state, "random_state")
+        grad_tol = float(self.grad_tol)
+        sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=_output_mu(float(self.epsilon)))
+        fits, reports = [], []
+        for k, g in enumerate(rng.spawn(K)):
+            y_k = np.where(y == classes[k], 1.0, -1.0)
+            try:
+                fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
+                                  sigma_out=sigma_out, max_iter=int(self.solver_max_iter))
+            except RuntimeError as exc:
+                raise RuntimeError(str(exc).replace("max_iter", "solver_max_iter")) from None
+            if self.report is not None:
+                from . import report as _report
+
+                reports.append(_report.privacy_report(fit, rows, y_k, method=self.report,
+                                                      rho=float(self.rho) / K, rng=g))
+            fits.append(fit)
+        release = multiclass_release(fits, classes=list(classes), delta=float(self.delta),
+                                     reports=reports or None, norm_bound=float(self.norm_bound),
+                                     fit_intercept=bool(self.fit_intercept), feature_names=self._release_names(),
+                                     row_norm=self.row_norm, schema=self._release_schema(), accountant=acc)
+        del fits
+        self._set_fitted(release, lam, sigma)
 
     def _signed_labels(self, y: ArrayLike) -> np.ndarray:
         if _is_dask(y):  # mapped lazily, block by block
@@ -444,22 +660,48 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         return self._linear(X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The class with the larger score: ``classes_[1]`` where the decision function is > 0."""
+        """The class with the largest score (two classes: ``classes_[1]`` where the decision function is > 0).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with a schema.
+        """
         scores = self._linear(X)
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
         return self.classes_[(scores > 0).astype(int)]
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Logistic probabilities ``[P(classes_[0]), P(classes_[1])]`` (meaningful for the logistic loss)."""
+        """Logistic probabilities, one column per class (one-vs-rest: the K logistic scores normalized).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with a schema.
+        """
         from scipy.special import expit
 
-        p = expit(self.decision_function(X))
+        s = self.decision_function(X)
+        p = expit(s)
+        if s.ndim == 2:
+            return p / p.sum(axis=1, keepdims=True)
         return np.column_stack([1.0 - p, p])
 
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba`, computed stably."""
-        from scipy.special import log_expit
+        """Logarithm of :meth:`predict_proba`, computed stably.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with a schema.
+        """
+        from scipy.special import log_expit, logsumexp
 
         s = self.decision_function(X)
+        if s.ndim == 2:
+            lp = log_expit(s)
+            return lp - logsumexp(lp, axis=1, keepdims=True)
         return np.column_stack([log_expit(-s), log_expit(s)])
 
 
@@ -479,7 +721,10 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
                  lam: float | None = None, sigma: float | None = None, norm_bound: float = 1.0,
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
-                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL) -> None:
+                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL,
+                 schema: Any = None, accountant: PrivacyAccountant | None = None) -> None:
+        self.schema = schema
+        self.accountant = accountant
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -503,6 +748,12 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertRegressor:
         """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and real ``y``."""
+        if self.schema is not None:
+            sch = _schema_object(self.schema)
+            if sch.label_bounds is None:
+                raise ValueError("schema: its label column must be numeric with public bounds for a regressor")
+            y = np.asarray(sch.encode_label(y), dtype=float)  # the public bounds mapped onto [-1, 1]
+            X = self._encode(X)
         X, y = self._validate(X, y, reset=True, y_numeric=True)
         self._fit_signed(X, self._signed_labels(y), classes=None)
         return self
@@ -513,5 +764,36 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         return np.asarray(y, dtype=float)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The linear prediction."""
-        return self._linear(X)
+        """The linear prediction (with a schema: mapped back from [-1, 1] to the label's public bounds).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with a schema.
+        """
+        t = self._linear(X)
+        if self.schema is not None:
+            return np.asarray(_schema_object(self.schema).decode_label(t), dtype=float)
+        return t
+
+
+def _estimator_from_release(release: Release) -> ObjPertEstimator:
+    """A fitted estimator that predicts as ``release`` (its parameters, coefficients, schema and report)."""
+    if not isinstance(release, Release):
+        raise TypeError(f"release must be a pdpkit.release.Release; got {type(release).__name__}")
+    if release.norm_bound is None:
+        raise ValueError("a release without norm_bound cannot become an estimator (it has no guarantee)")
+    g = release.guarantee
+    kw = dict(epsilon=g.epsilon if g is not None else 1.0, delta=g.delta if g is not None else 1e-5,
+              lam=release.lam, sigma=release.sigma, norm_bound=release.norm_bound, row_norm=release.row_norm,
+              fit_intercept=release.fit_intercept, grad_tol=release.grad_tol, schema=release.schema_object)
+    if release.loss == "logistic" and release.classes is not None:
+        est: ObjPertEstimator = ObjPertClassifier(**kw)
+        est.classes_ = np.asarray(release.classes)
+    else:
+        est = ObjPertRegressor(loss=release.loss, **kw)
+    est.n_features_in_ = int(release.coef.shape[-1])
+    if release.schema is None and release.feature_names is not None:
+        est.feature_names_in_ = np.asarray(release.feature_names, dtype=object)
+    est._set_fitted(release, release.lam, release.sigma)
+    return est

@@ -335,7 +335,7 @@ class Release:
             if len(classes) != want or len(set(classes)) != len(classes):
                 raise ValueError(f"classes must be {want} distinct labels (one per row of theta, or two); "
                                  f"got {list(classes)}")
-            if not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in classes):
+            if not all(isinstance(c, (str, int, float)) for c in classes):
                 raise TypeError("classes must be strings or numbers")
             s(self, "classes", classes)
         elif theta.ndim == 2:

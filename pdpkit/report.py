@@ -83,10 +83,11 @@ from . import objpert as _objpert
 from ._progress import progress as _progress
 from ._solver import _Rows, _check_general_targets, _check_loss, _check_rows, _evaluate, _is_dask, _map_rows
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
-from .losses import GLMLoss, Huber
+from .losses import GLMLoss, Huber, RobustLog, Squared
 
 __all__ = [
     "PrivacyReport",
+    "PersonalBounds",
     "rho_parts",
     "privacy_report",
     "total_privacy",
@@ -438,6 +439,20 @@ class PrivacyReport:
         ty = self.loss.check_labels(ty, "target_y")
         return tx, ty, scalar
 
+    def _finite_rows(self, target_x: Any) -> tuple[np.ndarray, bool]:
+        """Finite rows of shape (m, d), and whether one row of shape (d,) was given (block readers materialized)."""
+        if isinstance(target_x, _Rows):
+            target_x = target_x.materialize()
+        elif _is_dask(target_x):
+            target_x = np.asarray(target_x.compute())
+        tx = as_finite_array(target_x, "target_x")
+        scalar = tx.ndim == 1
+        if scalar:
+            tx = tx[None, :]
+        if tx.ndim != 2 or tx.shape[1] != self.d:
+            raise ValueError(f"target_x must have shape (m, {self.d}) or ({self.d},); got {np.shape(target_x)}")
+        return tx, scalar
+
     @staticmethod
     def _finite_or_raise(out: np.ndarray, target_x: Any, what: str) -> None:
         if not np.all(np.isfinite(out)):
@@ -482,12 +497,7 @@ class PrivacyReport:
         -------
         numpy.ndarray of shape (m,), or float for one target of shape (d,).
         """
-        tx = as_finite_array(target_x, "target_x")
-        scalar = tx.ndim == 1
-        if scalar:
-            tx = tx[None, :]
-        if tx.ndim != 2 or tx.shape[1] != self.d:
-            raise ValueError(f"target_x must have shape (m, {self.d}) or ({self.d},); got {np.shape(target_x)}")
+        tx, scalar = self._finite_rows(target_x)
         out = np.einsum("ij,ij->i", tx, tx) / self.lambda_lower
         if self._W is not None:
             V = tx @ self._W
@@ -715,6 +725,153 @@ class PrivacyReport:
                 "lambda_min": np.array([beta * R * R])}
         return float(_overhead_eps(sens, self._sigmas(), delta, accounting)[0])
 
+    # ------------------------------------------------------------- readable result
+    def bounds(self, target_x: ArrayLike, target_y: ArrayLike | None = None, *, uniform: bool | str = False,
+               label_bounds: tuple[float, float] | None = None, guarantee: Any = None,
+               index: Any = None) -> PersonalBounds:
+        r"""Every person's private bound as a readable result: the bounds, ρ, the method and the guarantees.
+
+        With ``target_y`` the bounds are :meth:`epsilon_bound`. Without it (``None``: the
+        person does not know, or does not give, the label) each bound is the largest
+        :meth:`epsilon_bound` over every label the person might have, so it holds whatever the
+        label is: the two labels :math:`\pm1` of the logistic loss, or every :math:`y` in
+        ``label_bounds`` for a regression loss :math:`f(t; y) = h(y - t)` (``"huber"``,
+        ``"robust_log"``, ``"squared"``). The report's random events do not involve
+        :math:`y` (the cross term's tail is that of :math:`x^\top b`, the Hessian's and
+        :math:`\lambda_{\min}`'s do not see the target), so the maximum over the labels
+        holds with the same probability :math:`1 - \rho` (:meth:`sup_over_labels` says how the
+        maximum over an interval is found).
+
+        Parameters
+        ----------
+        target_x : array_like, shape (m, d) or (d,)
+            The rows as the model was fitted on them (encoded, intercept column included).
+        target_y : array_like, shape (m,) or scalar, or None
+            The labels as fitted (:math:`\pm1` for the logistic loss), or ``None`` for the
+            bound valid for every label.
+        uniform : bool or "domain"
+            As in :meth:`epsilon_bound`.
+        label_bounds : tuple of float, optional
+            ``(low, high)``, the public range of a regression label on the fitted scale
+            (:math:`(-1, 1)` for a label encoded by a schema); needed without ``target_y``
+            for a regression loss.
+        guarantee : pdpkit.release.Guarantee, optional
+            The release's total guarantee (with its parts ``"model"`` and ``"report"``), so
+            the result can state the model's and the report's ε.
+        index : array_like, optional
+            Labels of the m people for :meth:`PersonalBounds.to_frame`.
+
+        Returns
+        -------
+        PersonalBounds
+        """
+        uniform = self._check_uniform(uniform)
+        if target_y is not None:
+            eps = self.epsilon_bound(target_x, target_y, uniform=uniform)
+            known = True
+        else:
+            eps = self.sup_over_labels(target_x, uniform=uniform, label_bounds=label_bounds)
+            known = False
+        eps = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+        total_eps = total_delta = report_eps = report_delta = None
+        if guarantee is not None:
+            try:
+                total_eps, total_delta = float(guarantee.epsilon), float(guarantee.delta)
+                parts = {p.name: p for p in getattr(guarantee, "parts", ())}
+            except (AttributeError, TypeError, ValueError):
+                raise TypeError("guarantee must be a pdpkit.release.Guarantee (epsilon, delta, parts)") from None
+            if "report" in parts:
+                report_eps, report_delta = float(parts["report"].epsilon), float(parts["report"].delta)
+            elif not self._released():
+                report_eps = 0.0
+        return PersonalBounds(epsilon=eps, label_known=np.full(eps.shape, known), rho=self.rho, method=self.method,
+                              uniform=uniform, total_epsilon=total_eps, total_delta=total_delta,
+                              report_epsilon=report_eps, report_delta=report_delta, index=index)
+
+    def sup_over_labels(self, target_x: ArrayLike, *, uniform: bool | str = False,
+                        label_bounds: tuple[float, float] | None = None) -> np.ndarray | float:
+        r"""The bound that holds whatever the target's label: :meth:`epsilon_bound` maximized over the labels.
+
+        Logistic loss: the larger of the bounds at :math:`y = \pm1`. Regression losses
+        :math:`f(t; y) = h(y - t)` with :math:`h` even and convex, :math:`|h'|` nondecreasing
+        and :math:`h''` nonincreasing in :math:`|r|` (``"huber"``, ``"robust_log"``,
+        ``"squared"``): with :math:`t = x^\top\hat\theta^P` fixed, the bound depends on the
+        label only through :math:`r = y - t`, as
+
+        .. math::
+
+           B(r) = T(c_2(r)) + A\,c_1(r)^2 + K\,|c_1(r)|,
+
+        where :math:`T` (the log term) is nondecreasing in :math:`c_2`, :math:`A = \|x\|^2/(2\sigma^2)`
+        and :math:`K \ge 0` (the cross term, linear in :math:`|c_1|`) do not depend on the label;
+        :math:`c_2` falls and :math:`|c_1|` rises with :math:`|r|`. Where :math:`B` is largest
+        is not at an end of the range in general (near :math:`r = 0` the curvature wins, far
+        out the gradient, and a local maximum can lie between), but on any interval
+        :math:`[a, b]` of :math:`|r|`, :math:`B \le T(c_2(a)) + A c_1(b)^2 + K|c_1(b)|`.
+        Branch and bound with this bound, on the range of :math:`|r|` that ``label_bounds``
+        allows, discards every interval whose bound is within a relative :math:`10^{-7}` of
+        the best value found — so the maximum is certified to lie within :math:`10^{-7}` of
+        it, in the remaining intervals — and a golden-section search in each remaining interval
+        (80 steps) then finds the maximum to rounding (``tests/test_personal_bounds.py``
+        compares with a dense grid of labels, and with the end points, which miss interior
+        maxima).
+
+        Parameters
+        ----------
+        target_x : array_like, shape (m, d) or (d,)
+            Rows as fitted.
+        uniform : bool or "domain"
+            As in :meth:`epsilon_bound`.
+        label_bounds : tuple of float, optional
+            ``(low, high)`` of a regression label on the fitted scale (required for a
+            regression loss, ignored for the logistic loss).
+
+        Returns
+        -------
+        numpy.ndarray of shape (m,), or float for one target of shape (d,).
+        """
+        uniform = self._check_uniform(uniform)
+        name = getattr(self.loss, "name", "")
+        tx, scalar = self._finite_rows(target_x)
+        m = tx.shape[0]
+        if name == "logistic":
+            out = np.maximum(self.epsilon_bound(tx, np.ones(m), uniform=uniform),
+                             self.epsilon_bound(tx, -np.ones(m), uniform=uniform))
+            return float(out[0]) if scalar else out
+        if not isinstance(self.loss, (Huber, RobustLog, Squared)):
+            raise TypeError(f"a bound for every label needs the logistic loss or a regression loss h(y - t) "
+                            f"('huber', 'robust_log', 'squared'); got {name!r}")
+        if label_bounds is None:
+            raise ValueError(f"the {name!r} loss has real labels: a bound for every label needs label_bounds="
+                             "(low, high), the label's public range on the fitted scale")
+        try:
+            lo, hi = (float(v) for v in label_bounds)
+        except (TypeError, ValueError):
+            raise TypeError("label_bounds must be a pair of numbers (low, high)") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"label_bounds must be finite with low < high; got {label_bounds!r}")
+        terms = self._label_free_terms(tx, uniform)
+        t = tx @ self.theta
+        r_lo, r_hi = lo - t, hi - t
+        a0 = np.where((r_lo <= 0.0) & (r_hi >= 0.0), 0.0, np.minimum(np.abs(r_lo), np.abs(r_hi)))
+        b0 = np.maximum(np.abs(r_lo), np.abs(r_hi))
+        out = _branch_and_bound(self.loss, terms, a0, b0)
+        self._finite_or_raise(out, target_x, "sup_over_labels")
+        return float(out[0]) if scalar else out
+
+    def _label_free_terms(self, tx: np.ndarray, uniform: bool | str) -> dict[str, np.ndarray | float]:
+        """What the bound needs besides (c1, c2): ||x||^2, the leverage bound and the cross term's factor."""
+        m = tx.shape[0]
+        xx = np.einsum("ij,ij->i", tx, tx)
+        mu = self.leverage_bound(tx)
+        qb, qe = self._cross_quantiles(uniform, m)
+        norm = np.sum(np.abs(tx), axis=1) if uniform == "domain" else np.sqrt(xx)
+        K = self.sigma * qb * norm
+        if qe is not None:
+            K = np.minimum(K, np.abs(tx @ self.gradient_release) + self.sigma_gradient * qe * norm)
+        return {"xx": xx, "mu": mu, "K": K, "s2": self.sigma * self.sigma, "lam": self.lam,
+                "lam_lo": self.lambda_lower}
+
 
 def _k_bound(Xe: np.ndarray, yc: np.ndarray, off: int, rep: PrivacyReport, Mcat: np.ndarray, k: int, qb: float,
              qe: float | None, l1: bool) -> np.ndarray:
@@ -724,6 +881,266 @@ def _k_bound(Xe: np.ndarray, yc: np.ndarray, off: int, rep: PrivacyReport, Mcat:
 
 def _report_from_dict(data: dict[str, Any]) -> PrivacyReport:
     return PrivacyReport.from_dict(data)
+
+
+# ============================================================ every label at once
+_SUP_BB_RTOL = 1e-7  # branch and bound: every interval's upper bound within this of the best value
+_SUP_MAX_ROUNDS = 200
+_SUP_GOLDEN_ROUNDS = 80  # golden section in each remaining interval: 0.618^80 ~ 2e-17 of its width
+
+
+def _bound_from_terms(terms: dict[str, Any], c1: np.ndarray, c2: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    """epsilon_bound's formula from (c1, c2) and the label-free terms of the targets ``sel``."""
+    xx, mu, K = terms["xx"][sel], terms["mu"][sel], terms["K"][sel]
+    lam, lam_lo, s2 = terms["lam"], terms["lam_lo"], terms["s2"]
+    a = c2 * mu
+    c2x = c2 * xx
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t1 = np.where(a < 1.0, -np.log1p(-np.minimum(a, 1.0)), np.inf)
+        t1 = np.minimum(t1, np.log1p(c2x / np.maximum(lam, lam_lo - c2x)))
+        ac1 = np.abs(c1)
+        cross = np.where(ac1 == 0, 0.0, ac1 * K)
+        return t1 + c1 * c1 * xx / (2.0 * s2) + cross / s2
+
+
+def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: np.ndarray) -> np.ndarray:
+    r"""max over |r| in [a0, b0] of B (see :meth:`PrivacyReport.sup_over_labels`): branch and bound, then golden section."""
+    m = a0.shape[0]
+
+    def derivs(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c1, c2 = loss._d1_d2(np.zeros_like(r), r)  # f(t; y) = h(y - t): c1, c2 depend on r = y - t only
+        return np.abs(c1), c2
+
+    def value(sel: np.ndarray, r: np.ndarray) -> np.ndarray:
+        c1, c2 = derivs(r)
+        return _bound_from_terms(terms, c1, c2, sel)
+
+    def upper(sel: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # log term at the smallest |r| (largest curvature), gradient terms at the largest |r|
+        c1b, _ = derivs(b)
+        _, c2a = derivs(a)
+        return _bound_from_terms(terms, c1b, c2a, sel)
+
+    every = np.arange(m)
+    best = np.maximum(value(every, a0), value(every, b0))
+    idx, a, b, ub = every, a0.copy(), b0.copy(), upper(every, a0, b0)
+    fin_idx, fin_a, fin_b, fin_ub = [], [], [], []  # intervals whose bound is within _SUP_BB_RTOL of the best
+    for _ in range(_SUP_MAX_ROUNDS):
+        done = ub <= best[idx] * (1.0 + _SUP_BB_RTOL)
+        fin_idx.append(idx[done]), fin_a.append(a[done]), fin_b.append(b[done]), fin_ub.append(ub[done])
+        idx, a, b = idx[~done], a[~done], b[~done]
+        if idx.size == 0:
+            break
+        mid = 0.5 * (a + b)
+        np.maximum.at(best, idx, value(idx, mid))
+        idx = np.concatenate([idx, idx])
+        a, b = np.concatenate([a, mid]), np.concatenate([mid, b])
+        ub = upper(idx, a, b)
+    else:  # pragma: no cover - the rounds are ample: keep the safe upper bounds
+        np.maximum.at(best, idx, ub)
+    idx, a, b, ub = (np.concatenate(v) for v in (fin_idx, fin_a, fin_b, fin_ub))
+    keep = ub > best[idx]  # an interval that may hold a larger value: find its maximum (golden section)
+    idx, a, b = idx[keep], a[keep], b[keep]
+    g = 0.5 * (math.sqrt(5.0) - 1.0)
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = value(idx, c), value(idx, d)
+    for _ in range(_SUP_GOLDEN_ROUNDS):
+        left = fc >= fd  # the maximum lies in [a, d]
+        b = np.where(left, d, b)
+        a = np.where(left, a, c)
+        c_new = np.where(left, b - g * (b - a), d)
+        d_new = np.where(left, c, a + g * (b - a))
+        f_new = value(idx, np.where(left, c_new, d_new))
+        fc, fd = np.where(left, f_new, fd), np.where(left, fc, f_new)
+        c, d = c_new, d_new
+    if idx.size:
+        np.maximum.at(best, idx, np.maximum(fc, fd))
+    return best
+
+
+def _fmt(v: float | None, digits: int = 3) -> str:
+    return "?" if v is None else f"{v:.{digits}g}"
+
+
+class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
+    r"""Every person's published privacy bound, with what it means: ρ, the method, and the guarantees.
+
+    :meth:`PrivacyReport.bounds` builds it. ``epsilon[i]`` bounds person i's ex-post
+    privacy loss from the published model (:meth:`PrivacyReport.epsilon_bound`): with
+    probability at least :math:`1 - \rho` over the noise of the model and of its report,
+    :math:`|\log p_D(\tilde\theta) - \log p_{D'}(\tilde\theta)| \le` ``epsilon[i]`` for the data
+    sets with and without the person, so their participation changed the probability
+    (density) of the published coefficients by at most a factor :math:`e^{\varepsilon_i}`.
+    ``total_epsilon`` (at ``total_delta``) is the guarantee the release gives everybody;
+    ``report_epsilon`` the report's own share of it.
+
+    It behaves as the array of the bounds in arithmetic and in numpy (``np.asarray``,
+    comparisons, ``len``, indexing, ``max()``, ``mean()``, ``tolist()``), so code written for the
+    bare array keeps working.
+
+    Parameters
+    ----------
+    epsilon : array_like, shape (m,)
+        The bounds, in nats (natural logarithm).
+    label_known : array_like of bool, shape (m,)
+        Whether each bound used the person's label (``False``: the bound for every label).
+    rho : float
+        Failure probability of each bound (of all of them together when ``uniform``).
+    method : str
+        The report's method (``"data-independent"``, ``"data-dependent"``, ``"adaptive"``).
+    uniform : bool or "domain"
+        Whether the bounds hold jointly (:meth:`PrivacyReport.epsilon_bound`).
+    total_epsilon, total_delta : float, optional
+        The release's total guarantee (model and report).
+    report_epsilon, report_delta : float, optional
+        The report's part of it (0 for a report that releases nothing).
+    index : array_like, optional
+        Labels of the people, for :meth:`to_frame`.
+    """
+
+    __array_priority__ = 20
+
+    def __init__(self, *, epsilon: ArrayLike, label_known: ArrayLike, rho: float, method: str,
+                 uniform: bool | str = False, total_epsilon: float | None = None, total_delta: float | None = None,
+                 report_epsilon: float | None = None, report_delta: float | None = None, index: Any = None) -> None:
+        eps = np.array(epsilon, dtype=np.float64, copy=True).reshape(-1)
+        eps.flags.writeable = False
+        known = np.array(label_known, dtype=bool, copy=True).reshape(-1)
+        if known.shape != eps.shape:
+            raise ValueError(f"label_known must have the shape of epsilon {eps.shape}; got {known.shape}")
+        known.flags.writeable = False
+        if index is not None and len(index) != eps.shape[0]:
+            raise ValueError(f"index must have {eps.shape[0]} entries; got {len(index)}")
+        self.epsilon = eps
+        self.label_known = known
+        self.rho = _check_rho(rho)
+        self.method = _check_method(method)
+        self.uniform = uniform
+        self.total_epsilon = total_epsilon
+        self.total_delta = total_delta
+        self.report_epsilon = report_epsilon
+        self.report_delta = report_delta
+        self.index = index
+
+    # ------------------------------------------------------------ the array
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self.epsilon if dtype is None else self.epsilon.astype(dtype)
+        return np.array(out, copy=True) if copy or out is self.epsilon else out
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        args = [np.asarray(x) if isinstance(x, PersonalBounds) else x for x in inputs]
+        return getattr(ufunc, method)(*args, **kwargs)
+
+    def __len__(self) -> int:
+        return int(self.epsilon.shape[0])
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.epsilon[key]
+
+    def __iter__(self):
+        return iter(self.epsilon.tolist())
+
+    _ARRAY_ATTRS = frozenset({"max", "min", "mean", "sum", "std", "argmax", "argmin", "tolist", "astype", "copy",
+                              "dtype", "size", "ndim", "round", "clip", "all", "any", "item"})
+
+    def __getattr__(self, name: str) -> Any:
+        # the read-only ndarray methods code written for the bare array used (bounds.max(), .tolist(), ...)
+        if name in PersonalBounds._ARRAY_ATTRS:
+            return getattr(self.__dict__["epsilon"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the bounds, ``(m,)``."""
+        return self.epsilon.shape
+
+    @property
+    def factor(self) -> np.ndarray:
+        r""":math:`e^{\varepsilon_i}`: by how much each person's participation can change the published model's likelihood."""
+        with np.errstate(over="ignore"):
+            return np.exp(self.epsilon)
+
+    # ------------------------------------------------------------ reading
+    def _holds(self) -> str:
+        p = 1.0 - self.rho
+        pct = f"{100 * p:.6g}%"
+        return f"with probability at least {pct}" + (" (for all of them at once)" if self.uniform else "")
+
+    def _guarantee_line(self) -> str:
+        if self.total_epsilon is None:
+            return "The model's overall guarantee was not given (pass guarantee=release.guarantee)."
+        line = (f"Everyone in the data is protected by the overall guarantee of the model and its report: "
+                f"(epsilon, delta) = ({_fmt(self.total_epsilon)}, {_fmt(self.total_delta, 2)}) differential privacy")
+        if self.report_epsilon is not None:
+            if self.report_epsilon == 0.0:
+                line += "; the report released no statistics of its own (it cost nothing)."
+            else:
+                line += (f", of which publishing the report took ({_fmt(self.report_epsilon)}, "
+                         f"{_fmt(self.report_delta, 2)}).")
+        else:
+            line += "."
+        return line
+
+    def summary(self) -> str:
+        """A few lines of plain language: what the bounds say, how sure they are, and the overall guarantee.
+
+        Returns
+        -------
+        str
+        """
+        m = len(self)
+        label = {True: "", False: " whatever their label"}
+        if m == 1:
+            e = float(self.epsilon[0])
+            lines = [f"{self._holds().capitalize()}, this person's privacy loss from the published model is at most "
+                     f"{_fmt(e)}{label[bool(self.label_known[0])]},",
+                     f"i.e. their participation changes the probability of any outcome of the published model by "
+                     f"at most a factor {_fmt(float(self.factor[0]))}."]
+        else:
+            q = np.quantile(self.epsilon, [0.0, 0.5, 1.0]) if m else np.zeros(3)
+            lines = [f"{self._holds().capitalize()}, each of these {m} people's privacy loss from the published "
+                     f"model is at most their own bound (median {_fmt(q[1])}, largest {_fmt(q[2])}, smallest "
+                     f"{_fmt(q[0])}),",
+                     f"i.e. a participation changes the probability of any outcome by at most a factor between "
+                     f"{_fmt(math.exp(min(q[0], 700)))} and {_fmt(math.exp(min(q[2], 700)))}."]
+            if not self.label_known.all():
+                lines.append(f"{int((~self.label_known).sum())} bound(s) hold whatever the person's label.")
+        lines.append(f"Bounds by the {self.method} report (ex-post per-instance privacy, in nats).")
+        lines.append(self._guarantee_line())
+        return "\n".join(lines)
+
+    def to_frame(self) -> Any:
+        """The bounds as a pandas DataFrame, one row per person.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``epsilon_bound`` (nats), ``factor`` (:math:`e^\\varepsilon`),
+            ``label_known`` and ``probability`` (:math:`1 - \\rho`, the bound's confidence);
+            the attributes (``frame.attrs``) hold the method and the guarantees.
+        """
+        import pandas as pd
+
+        frame = pd.DataFrame({"epsilon_bound": self.epsilon, "factor": self.factor,
+                              "label_known": self.label_known, "probability": np.full(len(self), 1.0 - self.rho)},
+                             index=self.index)
+        frame.attrs.update(method=self.method, rho=self.rho, uniform=self.uniform, total_epsilon=self.total_epsilon,
+                           total_delta=self.total_delta, report_epsilon=self.report_epsilon,
+                           report_delta=self.report_delta)
+        return frame
+
+    def __repr__(self) -> str:
+        arr = np.array2string(self.epsilon, precision=4, threshold=8, edgeitems=3, separator=", ")
+        head = (f"PersonalBounds({len(self)} {'person' if len(self) == 1 else 'people'}, method={self.method!r}, "
+                f"probability >= {1.0 - self.rho:.6g}{', jointly' if self.uniform else ''}")
+        if self.total_epsilon is not None:
+            head += f", total guarantee ({_fmt(self.total_epsilon, 4)}, {_fmt(self.total_delta, 3)})-DP"
+        return f"{head}):\n  epsilon <= {arr} nats"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return "<pre>" + html.escape(self.summary()) + "</pre>" + self.to_frame().head(20).to_html()
 
 
 # ================================================================== the mechanism

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "estimators": 4,
     "model_selection": 4,
     "cli": 4,
+    "page": 4,
     "__main__": 4,
     "experiments": 5,
 }
@@ -56,6 +57,7 @@ SAME_LAYER_ALLOWED = {
     ("objpert", "accounting"),
     ("cli", "estimators"),
     ("model_selection", "estimators"),
+    ("cli", "page"),
     ("__main__", "cli"),
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),

@@ -54,7 +54,7 @@ def test_python_dash_m_runs(tmp_path, data_csv):
     res = subprocess.run([sys.executable, "-m", "pdpkit", "fit", str(path), "--label", "label", "--epsilon", "2",
                           "--delta", "1e-6", "--seed", "0", "--out", str(out)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert json.loads(out.read_text())["format"] == "pdpkit-release/2"
+    assert json.loads(out.read_text())["format"] == "pdpkit-release/3"
 
 
 @pytest.mark.parametrize("mutate, message", [

@@ -97,7 +97,7 @@ def test_out_equal_to_an_input_is_refused_and_the_input_survives(tmp_path, data,
         assert cli.main(argv) == 2, argv
         _one_line_error(capsys, option, "is the input file")
     assert data.read_bytes() == before
-    assert json.loads(release.read_text())["format"] == "pdpkit-release/2"
+    assert json.loads(release.read_text())["format"] == "pdpkit-release/3"
     assert _leftovers(tmp_path) == [] and not (tmp_path / "r.csv").exists()
 
 
@@ -338,6 +338,6 @@ def test_python_dash_m_still_writes_a_complete_release(tmp_path, data):
     res = subprocess.run([sys.executable, "-m", "pdpkit", "fit", str(data), *FIT, "--out", "r.json"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert json.loads((tmp_path / "r.json").read_text())["format"] == "pdpkit-release/2"
+    assert json.loads((tmp_path / "r.json").read_text())["format"] == "pdpkit-release/3"
     with open(data) as fh:
         assert next(csv.reader(fh)) == ["a", "b", "c", "label"]

@@ -113,12 +113,25 @@ def test_any_two_labels_second_class_is_positive(labels):
     np.testing.assert_allclose(np.exp(est.predict_log_proba(X)), proba, rtol=1e-12)
 
 
-def test_three_labels_refused():
+def test_three_labels_fit_one_vs_rest_with_the_composed_guarantee():
     X, y = _data()
     y = y.copy()
-    y[:5] = 2
-    with pytest.raises(ValueError, match="Only binary classification"):
-        ObjPertClassifier().fit(X, y)
+    y[:40] = 2
+    clf = ObjPertClassifier(random_state=0).fit(X, y)
+    assert list(clf.classes_) == sorted(set(y)) and clf.coef_.shape == (3, X.shape[1])
+    p = clf.predict_proba(X)
+    assert p.shape == (X.shape[0], 3) and np.allclose(p.sum(axis=1), 1.0)
+    assert np.array_equal(clf.predict(X), clf.classes_[np.argmax(clf.decision_function(X), axis=1)])
+    g = clf.privacy_spent()
+    # the three fits together meet the target; a deliberately wrong variant (one fit's guarantee) claims less
+    assert g.epsilon <= clf.epsilon * (1 + 1e-9) and g.epsilon > 0.99 * clf.epsilon
+    one = Release.from_json(clf.release_.to_json())
+    assert one.n_models == 3 and one.guarantee.epsilon == pytest.approx(g.epsilon)
+    from pdpkit.release import release_guarantee
+
+    single = release_guarantee(loss="logistic", lam=clf.lam_, sigma=clf.sigma_, norm_bound=clf.release_.fit_norm_bound,
+                               grad_tol=clf.grad_tol, sigma_out=one.sigma_out, delta=clf.delta)
+    assert single.epsilon < 0.75 * g.epsilon
 
 
 def test_dataframe_keeps_feature_names_and_pipeline_and_pickle_work():
@@ -146,7 +159,7 @@ def test_release_is_publishable_and_round_trips():
 
     # exactly the public fields: no objective noise b, no n, no gradient norm
     assert set(json.loads(text)) == {"format", "theta", "lam", "sigma", "loss", "norm_bound", "fit_intercept",
-                                     "guarantee", "report", "classes", "feature_names", "row_norm", "grad_tol",
+                                     "guarantee", "report", "classes", "feature_names", "row_norm", "grad_tol", "ledger", "schema",
                                      "sigma_out"}
     back = Release.from_json(text)
     np.testing.assert_array_equal(back.theta, rel.theta)

@@ -32,8 +32,11 @@ ERRATUM = re.compile(r"\*\*(E-(?:rw|wang|rkw|lect|adt|book)-[A-Za-z0-9.]+-[a-z0-
 
 # chapter -> (modules, what it does); the order and the set of chapters come from _toc.yml
 CHAPTER_SUMMARY = {
-    "using_pdpkit": (["estimators", "cli", "release"],
-                     "train a private linear model, get its guarantee and a privacy report, publish a release"),
+    "using_pdpkit": (["schema", "preprocessing", "accountant", "estimators", "model_selection", "cli", "release"],
+                     "a private workflow: public schema, accounted preprocessing, private selection, multiclass, "
+                     "a privacy report and a release with one total guarantee"),
+    "larger_than_memory": (["objpert", "report"],
+                           "fit and report on a memmap and a Dask array, row block by row block, no copy of X"),
     "per_instance_dp": (["gaussian", "audit"],
                         "DP, pDP, ex-post pDP; the Gaussian mechanism; moments of pDP; audits"),
     "output_vs_objective": (["losses", "output_perturbation", "objpert"],

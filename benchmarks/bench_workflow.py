@@ -323,14 +323,17 @@ def _with_accountant(cls, eps: float, seed: int):
 
 
 def _clear_calibration_caches() -> None:
-    """Forget pdpkit's cached calibrations (they depend on public parameters only)."""
+    """Forget pdpkit's cached calibrations and compositions (they depend on public parameters only)."""
     import importlib
 
-    for module, name in (("pdpkit.estimators", "_calibration"), ("pdpkit.model_selection", "_calibrate")):
+    for module in ("pdpkit.estimators", "pdpkit.model_selection", "pdpkit.accountant"):
         try:
-            getattr(importlib.import_module(module), name).cache_clear()
-        except (ImportError, AttributeError):
-            pass
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        for value in list(vars(mod).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
 
 
 def _check_guarantee(est, eps: float, label: str) -> None:

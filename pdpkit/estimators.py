@@ -468,7 +468,12 @@ class ObjPertEstimator(BaseEstimator):
 
 
 class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
-    r"""Private binary linear classifier by objective perturbation, (ε, δ)-DP with the tight accountant.
+    r"""Private linear classifier by objective perturbation, (ε, δ)-DP with the tight accountant.
+
+    With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
+    record, calibrated so that the K fits **together** are (ε, δ)-DP
+    (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
+    logistic scores. A privacy report of a one-vs-rest model is ``"data-independent"`` only.
 
     Parameters
     ----------
@@ -513,11 +518,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         The session's accountant: ``fit`` charges the model (and report) before drawing any
         noise, refuses over budget, and the release states the accountant's total with its
         ledger. Shared, not copied, by ``clone``.
-
-    With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
-    record, calibrated so that the K fits **together** are (ε, δ)-DP
-    (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
-    logistic scores. A privacy report of a one-vs-rest model is ``"data-independent"`` only.
 
     Attributes
     ----------

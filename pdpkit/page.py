@@ -640,7 +640,7 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
              "lambda_min": "the Hessian's smallest eigenvalue"}
     if released:
         what = ", ".join(names[c] for c in released)
-        rep_part = next((p for p in g.parts if p.name == "report"), None)
+        rep_part = next((p for p in g.parts if p.name == "report" or p.name.endswith(" report")), None)
         cost = (f" Publishing them cost ({rep_part.epsilon:.3g}, {rep_part.delta:.2g}), included in the total above."
                 if rep_part is not None else "")
         released_text = (f"Besides the model, the report published noisy versions of {html.escape(what)} "

@@ -780,8 +780,9 @@ class PrivacyReport:
                 parts = {p.name: p for p in getattr(guarantee, "parts", ())}
             except (AttributeError, TypeError, ValueError):
                 raise TypeError("guarantee must be a pdpkit.release.Guarantee (epsilon, delta, parts)") from None
-            if "report" in parts:
-                report_eps, report_delta = float(parts["report"].epsilon), float(parts["report"].delta)
+            rep = parts.get("report") or next((p for n, p in parts.items() if n.endswith(" report")), None)
+            if rep is not None:  # "report", or an estimator's "<Estimator> report" in an accountant's ledger
+                report_eps, report_delta = float(rep.epsilon), float(rep.delta)
             elif not self._released():
                 report_eps = 0.0
         return PersonalBounds(epsilon=eps, label_known=np.full(eps.shape, known), rho=self.rho, method=self.method,
@@ -1069,7 +1070,7 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
     def _guarantee_line(self) -> str:
         if self.total_epsilon is None:
             return "The model's overall guarantee was not given (pass guarantee=release.guarantee)."
-        line = (f"Everyone in the data is protected by the overall guarantee of the model and its report: "
+        line = (f"Everyone in the data is protected by the overall guarantee of everything released with the model: "
                 f"(epsilon, delta) = ({_fmt(self.total_epsilon)}, {_fmt(self.total_delta, 2)}) differential privacy")
         if self.report_epsilon is not None:
             if self.report_epsilon == 0.0:

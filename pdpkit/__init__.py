@@ -17,6 +17,11 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
+* :mod:`pdpkit.schema`, :mod:`pdpkit.preprocessing` — a public schema and preprocessing that
+  spends nothing (or is accounted).
+* :mod:`pdpkit.accountant` — one budget for a session of releases, composed tightly.
+* :mod:`pdpkit.selection`, :mod:`pdpkit.model_selection` — private choice of λ, paid for.
+* :mod:`pdpkit.release` — the release file, its total guarantee and ledger.
 * :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict, page).
 * :mod:`pdpkit.page` — the privacy page: each person computes their own bound in the browser.
 * :mod:`pdpkit.plotting` — the book's figure style.
@@ -24,6 +29,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 """
 
 from . import (
+    accountant,
     accounting,
     amp,
     analyze_gauss,
@@ -35,19 +41,25 @@ from . import (
     gaussian,
     goe,
     losses,
+    model_selection,
     objpert,
     ops,
     output_perturbation,
     page,
     plotting,
+    preprocessing,
+    release,
+    report,
+    schema,
+    selection,
     single,
     stability,
-    report,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "accountant",
     "accounting",
     "amp",
     "analyze_gauss",
@@ -59,11 +71,16 @@ __all__ = [
     "gaussian",
     "goe",
     "losses",
+    "model_selection",
     "objpert",
     "ops",
     "output_perturbation",
     "page",
     "plotting",
+    "preprocessing",
+    "release",
+    "schema",
+    "selection",
     "single",
     "stability",
     "report",

@@ -40,5 +40,15 @@ def test_first_example_is_the_estimator_and_runs(tmp_path, monkeypatch):
 def test_gaussian_example_runs():
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(_python_blocks()[1], "README.md", "exec"), {})
+        exec(compile(next(b for b in _python_blocks() if "gaussian_sigma" in b), "README.md", "exec"), {})
     assert abs(float(out.getvalue().split()[0]) - 4.2247) < 1e-4
+
+
+def test_workflow_example_runs_within_its_budget():
+    block = next(b for b in _python_blocks() if "PrivacyAccountant" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README.md", "exec"), {})
+    text = out.getvalue()
+    eps = float(re.match(r"\(([0-9.]+),", text).group(1))
+    assert eps <= 3.0 and "pld+rdp" in text

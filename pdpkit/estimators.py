@@ -486,7 +486,12 @@ class ObjPertEstimator(BaseEstimator):
 
 
 class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
-    r"""Private binary linear classifier by objective perturbation, (ε, δ)-DP with the tight accountant.
+    r"""Private linear classifier (binary, or one-vs-rest) by objective perturbation, (ε, δ)-DP with the tight accountant.
+
+    With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
+    record, calibrated so that the K fits **together** are (ε, δ)-DP
+    (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
+    logistic scores. A privacy report of a one-vs-rest model is ``"data-independent"`` only.
 
     Parameters
     ----------
@@ -522,7 +527,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         (:func:`pdpkit.objpert.objpert_fit`); the output noise
         :math:`\sigma_{\rm out} = 2\tau/(\lambda\mu_0)` pays for it, with
         :math:`\mu_0` = :data:`pdpkit.objpert.DEFAULT_OUTPUT_MU`, and the calibration includes it.
-
     schema : pdpkit.schema.Schema, dict or str, optional
         A public schema (or its JSON file): ``fit`` and ``predict`` then take raw records (a
         DataFrame with the schema's columns), encoded by the schema into rows of norm at most
@@ -532,11 +536,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         The session's accountant: ``fit`` charges the model (and report) before drawing any
         noise, refuses over budget, and the release states the accountant's total with its
         ledger. Shared, not copied, by ``clone``.
-
-    With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
-    record, calibrated so that the K fits **together** are (ε, δ)-DP
-    (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
-    logistic scores. A privacy report of a one-vs-rest model is ``"data-independent"`` only.
 
     Attributes
     ----------

@@ -399,6 +399,10 @@ def _pld_epsilon(objperts: list[Charge], mu2: float, delta: float) -> float:
 
 def _rdp_epsilon(ledger: tuple[Charge, ...], delta: float) -> float:
     orders = np.asarray(RDP_ORDERS)
+    if any(c.kind == "selection" for c in ledger):  # the selection's own, finer grid as well
+        from .selection import _ORDERS
+
+        orders = np.union1d(orders, np.asarray(_ORDERS)[np.asarray(_ORDERS) > 1.0])
     rdp = np.zeros_like(orders)
     for c in ledger:
         rdp = rdp + c.rdp(orders)

@@ -60,6 +60,8 @@ __all__ = [
     "load_wine_quality",
     "load_credit_default",
     "load_adult",
+    "load_adult_frame",
+    "load_credit_default_frame",
     "make_synthetic_logistic",
     "make_synthetic_regression",
 ]
@@ -676,6 +678,69 @@ def load_adult(
         + _row_norm_text(row_norm, intercept) + "; y = +1 for income >50K, -1 otherwise."
     )
     return Dataset(X, y, feature_names, desc, name=f"adult-{split}", task="classification")
+
+
+# ------------------------------------------------------------------ raw tables
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as exc:  # pragma: no cover - pandas ships with the test and book extras
+        raise ImportError("the *_frame loaders return a pandas.DataFrame: pip install pandas") from exc
+    return pandas
+
+
+def load_adult_frame(split: Literal["all", "train", "test"] = "all"):
+    r"""UCI Adult as the original table: 15 raw columns, the complete rows, no preprocessing.
+
+    The rows of :func:`load_adult` (rows with a missing value ``'?'`` dropped: 30,162 in
+    ``adult.data``, 15,060 in ``adult.test``) with their original values: the 6 continuous
+    columns as float64, the 8 categorical columns and the label ``income`` (``">50K"`` or
+    ``"<=50K"``; the test file's trailing period removed) as str. No statistic of the data
+    is applied, so the table is the input of a public schema (:mod:`pdpkit.schema`), whose
+    categorical domains may be taken from the documentation (``read_vendored("adult.names")``).
+
+    Parameters
+    ----------
+    split : {"all", "train", "test"}, default "all"
+        ``adult.data``, ``adult.test`` or both (in that order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Shape (45222, 15), (30162, 15) or (15060, 15); the column names of ``adult.names``.
+    """
+    if split not in ("all", "train", "test"):
+        raise ValueError(f"split must be 'all', 'train' or 'test'; got {split!r}")
+    pd = _pandas()
+    table, is_test = _adult_table()
+    keep = {"all": np.ones(len(is_test), bool), "train": ~is_test, "test": is_test}[split]
+    frame = pd.DataFrame(table[keep], columns=list(_ADULT_COLUMNS))
+    for c in _ADULT_COLUMNS:
+        frame[c] = frame[c].astype(float) if c in _ADULT_CONTINUOUS else frame[c].astype(str)
+    return frame
+
+
+def load_credit_default_frame():
+    r"""UCI default of credit card clients as the original table: 25 raw columns, 30,000 rows.
+
+    The columns of the distributed file, unchanged, all int64: ``ID`` (a record identifier,
+    not a feature), ``LIMIT_BAL``, ``SEX`` (1 male, 2 female), ``EDUCATION`` (documented
+    codes 1 graduate school, 2 university, 3 high school, 4 others; the file also holds 0, 5
+    and 6), ``MARRIAGE`` (1 married, 2 single, 3 others; the file also holds 0), ``AGE``,
+    ``PAY_0, PAY_2..PAY_6`` (repayment status, -2..8), ``BILL_AMT1..6``, ``PAY_AMT1..6`` and
+    the label ``default payment next month`` (1 for default: 6,636 rows). No statistic of the
+    data is applied, so the table is the input of a public schema (:mod:`pdpkit.schema`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Shape (30000, 25).
+    """
+    pd = _pandas()
+    header, data = _credit_table()
+    return pd.DataFrame(data.astype(np.int64), columns=list(header))
 
 
 # --------------------------------------------------------------------- synthetic

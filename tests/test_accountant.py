@@ -221,3 +221,16 @@ def test_schema_report_with_and_without_labels():
     with_label = np.asarray(clf.privacy_report(df.head(20), df["label"].head(20)))
     without = np.asarray(clf.privacy_report(df.head(20)))
     assert np.all(without >= with_label - 1e-12)  # the bound for every label dominates the bound for one
+
+
+@pytest.mark.parametrize("eps", [0.1, 2.0])
+def test_a_private_selection_fits_an_accountant_of_its_own_budget(eps):
+    from sklearn.datasets import load_breast_cancer
+
+    from pdpkit.model_selection import ObjPertClassifierCV
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.min(0)) / (X.max(0) - X.min(0)) / math.sqrt(X.shape[1])  # public-style bounds for the test
+    acc = PrivacyAccountant(eps, 1e-6)
+    cv = ObjPertClassifierCV(eps, 1e-6, accountant=acc, random_state=0).fit(X, y)
+    assert acc.spent().epsilon <= cv.privacy_spent().epsilon * (1 + 1e-9) <= eps * (1 + 1e-9)

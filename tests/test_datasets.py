@@ -277,3 +277,37 @@ def test_synthetic_regression_model():
     unclipped = np.abs(D.y) < 1
     coef, *_ = np.linalg.lstsq(D.X[unclipped], D.y[unclipped], rcond=None)
     np.testing.assert_allclose(coef, D.theta_true, atol=0.02)
+
+
+def test_adult_frame_holds_the_raw_complete_rows():
+    frame = ds.load_adult_frame()
+    assert frame.shape == (45222, 15)
+    assert list(frame.columns)[:3] == ["age", "workclass", "fnlwgt"] and frame.columns[-1] == "income"
+    first = frame.iloc[0]  # the first line of adult.data
+    assert (first["age"], first["workclass"], first["fnlwgt"], first["capital-gain"]) == (39.0, "State-gov",
+                                                                                         77516.0, 2174.0)
+    assert set(frame["income"]) == {">50K", "<=50K"} and int((frame["income"] == ">50K").sum()) == 11208
+    assert not frame.isin(["?"]).any().any()
+    assert frame["age"].dtype == np.float64 and all(isinstance(v, str) for v in frame["sex"])
+    tr, te = ds.load_adult_frame("train"), ds.load_adult_frame("test")
+    assert len(tr) == 30162 and len(te) == 15060
+    # the same rows, in the same order, as the preprocessed loader: its continuous columns are these / max
+    raw = ds.load_adult("test", row_norm="none")
+    cont = frame[list(ds._ADULT_CONTINUOUS)].to_numpy()
+    np.testing.assert_allclose(raw.X[:, :6], te[list(ds._ADULT_CONTINUOUS)].to_numpy() / cont.max(axis=0))
+    np.testing.assert_array_equal(raw.y, np.where(te["income"] == ">50K", 1.0, -1.0))
+    with pytest.raises(ValueError, match="split"):
+        ds.load_adult_frame("validation")
+
+
+def test_credit_default_frame_holds_the_raw_file():
+    frame = ds.load_credit_default_frame()
+    assert frame.shape == (30000, 25)
+    assert list(frame.columns[:3]) == ["ID", "LIMIT_BAL", "SEX"] and frame.columns[-1] == "default payment next month"
+    assert list(frame.iloc[0][["ID", "LIMIT_BAL", "SEX", "EDUCATION", "AGE", "PAY_0", "BILL_AMT1"]]) == [
+        1, 20000, 2, 2, 24, 2, 3913]  # the file's first data line
+    np.testing.assert_array_equal(frame["ID"], np.arange(1, 30001))
+    assert int(frame["default payment next month"].sum()) == 6636
+    assert set(frame["EDUCATION"]) == {0, 1, 2, 3, 4, 5, 6} and set(frame["MARRIAGE"]) == {0, 1, 2, 3}
+    raw = ds.load_credit_default(row_norm="none")
+    np.testing.assert_array_equal(raw.y, np.where(frame["default payment next month"] == 1, 1.0, -1.0))

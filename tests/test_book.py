@@ -410,3 +410,5 @@ def test_the_parameter_check_finds_an_undocumented_parameter():
     assert d._section(f.__doc__, ("Parameters",)) == ["x", "sigma", "other"]
     assert [p for p in d._params(f) if p not in d._section(f.__doc__, ("Parameters",))] == ["delta"]
     assert d.ABBREVIATION.search("Smallest σ such that it holds (tight, eq.")
+    assert d.ABBREVIATION.search("Recursion for the smallest eigenvalue of a q.s.c.")
+    assert not d.ABBREVIATION.search("Recursion for the smallest eigenvalue of a GLM.")

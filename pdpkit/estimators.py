@@ -486,7 +486,7 @@ class ObjPertEstimator(BaseEstimator):
 
 
 class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
-    r"""Private linear classifier (binary, or one-vs-rest) by objective perturbation, (ε, δ)-DP with the tight accountant.
+    r"""Private linear classifier by objective perturbation, (ε, δ)-DP with the tight accountant.
 
     With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
     record, calibrated so that the K fits **together** are (ε, δ)-DP

@@ -268,7 +268,7 @@ def test_chapter_runs_on_the_project_kernel_and_says_how_to_run_it(nb_path):
 # ------------------------------------------------------------------ finding one's way
 # Chapters whose figures, errata ids and captions the lead is converting (the notebook is
 # being rewritten); remove a name once its chapter follows ARCHITECTURE.md "A chapter's shape".
-PENDING_CHAPTERS = {"using_pdpkit"}
+PENDING_CHAPTERS: set[str] = set()
 
 
 def _book_pages():

@@ -1,4 +1,16 @@
-"""Computations behind the chapter "Using pdpkit": test accuracy against the privacy budget."""
+r"""Computations behind the chapter "Using pdpkit": a practitioner's table, its documented domains, accuracy.
+
+* :func:`adult_records` — UCI Adult as a practitioner's CSV would hold it: one row per
+  person with the raw values (text categories, numbers, ``"?"`` read as missing), an
+  identifier column, the income label.
+* :func:`adult_documented_domains` — the categorical domains as the data's documentation
+  (``adult.names``) lists them: public knowledge, read from the documentation, not from a
+  record.
+* :data:`EDUCATION_LEVEL` — a public map of Adult's 16 education values onto three levels
+  (the chapter's multiclass label).
+* :func:`accuracy_curve` — test accuracy of :class:`pdpkit.estimators.ObjPertClassifier`
+  against ε.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +20,96 @@ from typing import Any
 import numpy as np
 
 from .._progress import progress as _progress
-from ..datasets import Dataset
+from .._validation import as_generator
+from ..datasets import Dataset, read_vendored
 from ..estimators import ObjPertClassifier
 
-__all__ = ["accuracy_curve"]
+__all__ = ["ADULT_COLUMNS", "EDUCATION_LEVEL", "adult_records", "adult_documented_domains", "accuracy_curve"]
+
+#: The columns of ``adult.data`` and ``adult.test``, in the files' order (``adult.names``).
+ADULT_COLUMNS: tuple[str, ...] = (
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    "income",
+)
+
+#: Adult's education values grouped into three levels: no high-school diploma, a diploma or
+#: some college (associate degrees included), a bachelor's degree or more. A fixed, public map.
+EDUCATION_LEVEL: dict[str, str] = {
+    **{v: "no diploma" for v in ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th")},
+    **{v: "high school" for v in ("HS-grad", "Some-college", "Assoc-voc", "Assoc-acdm")},
+    **{v: "bachelor+" for v in ("Bachelors", "Masters", "Prof-school", "Doctorate")},
+}
+
+
+def adult_records(split: str = "train", *, id_column: str = "person_id", n: int | None = None,
+                  rng: Any = 0) -> Any:
+    """UCI Adult's raw records as a table: an identifier, 14 columns as the files hold them, text and numbers.
+
+    The vendored ``adult.data`` (32,561 rows) or ``adult.test`` (16,281 rows) read as a CSV
+    would be: ``"?"`` becomes a missing value (in ``workclass``, ``occupation`` and
+    ``native-country``), the test file's trailing period of the label is dropped. A first
+    column ``id_column`` holds distinct random integers with seven digits, as a customer or
+    patient number would — a column a model must never see.
+
+    Parameters
+    ----------
+    split : {"train", "test"}
+        ``adult.data`` or ``adult.test``.
+    id_column : str
+        The identifier column's name.
+    n : int or None
+        Keep a uniformly drawn subset of ``n`` rows (in file order); ``None`` keeps all.
+    rng : int, numpy.random.Generator or None
+        Source of the identifiers and of the subset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record: ``id_column``, then :data:`ADULT_COLUMNS`.
+    """
+    import io
+
+    import pandas as pd
+
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test'; got {split!r}")
+    gen = as_generator(rng)
+    text = read_vendored("adult.data" if split == "train" else "adult.test").decode("ascii")
+    frame = pd.read_csv(io.StringIO(text), header=None, names=list(ADULT_COLUMNS), skipinitialspace=True,
+                        na_values=["?"], comment="|")
+    frame["income"] = frame["income"].str.rstrip(".")
+    ids = gen.choice(9_000_000, size=len(frame), replace=False) + 1_000_000
+    frame.insert(0, id_column, ids)
+    if n is not None:
+        if not 1 <= int(n) <= len(frame):
+            raise ValueError(f"n must lie in [1, {len(frame)}]; got {n!r}")
+        keep = np.sort(gen.choice(len(frame), size=int(n), replace=False))
+        frame = frame.iloc[keep].reset_index(drop=True)
+    return frame
+
+
+def adult_documented_domains() -> dict[str, tuple[str, ...]]:
+    """The values of each categorical column of Adult, as its documentation ``adult.names`` lists them.
+
+    Read from the documentation (the lines ``column: value, value, ... .``), not from the
+    records: the domains a schema may use without spending privacy. The order is the
+    documentation's.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Column name to its documented values (the eight categorical columns).
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for line in read_vendored("adult.names").decode("ascii").splitlines():
+        name, sep, rest = line.partition(":")
+        if not sep or name.startswith("|") or name.strip() not in ADULT_COLUMNS:
+            continue
+        rest = rest.strip().rstrip(".")
+        if rest != "continuous":
+            out[name.strip()] = tuple(v.strip() for v in rest.split(","))
+    return out
 
 
 def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta: float, seeds: int = 2,
@@ -34,6 +132,8 @@ def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta
         Training data set.
     test : Dataset
         Test data set.
+    **estimator_kwargs
+        Further parameters of :class:`pdpkit.estimators.ObjPertClassifier`.
     """
     eps = np.asarray(eps, dtype=float)
     acc = np.empty((eps.size, seeds))

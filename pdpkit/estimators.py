@@ -69,6 +69,24 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     norm exceeds ``norm_bound`` and its norm. ``"clip"``: such rows are scaled onto the ball.
     With ``fit_intercept`` a constant column equal to ``norm_bound`` is appended (rows then have
     norm at most :math:`\sqrt2` ``norm_bound``).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Feature rows (finite).
+    norm_bound : float
+        R > 0, the public bound on every row's Euclidean norm that the guarantee assumes.
+    row_norm : {"raise", "clip"}
+        What to do with a row beyond ``norm_bound`` (above); default ``"raise"``.
+    fit_intercept : bool
+        Append the intercept column of value ``norm_bound``; default ``False``.
+    name : str
+        The argument's name used in error messages; default ``"X"``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d) or (n, d + 1)
+        The rows, every one of norm at most ``norm_bound`` (before the intercept column).
     """
     R = float(check_positive(norm_bound, "norm_bound"))
     if row_norm not in ("raise", "clip"):
@@ -478,7 +496,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     Parameters
     ----------
     epsilon, delta : float
-        Target guarantee of the model (add/remove one record).
+        Target (ε, δ)-DP guarantee of the model (add/remove one record): ε in (0, 500],
+        δ in (0, 1); defaults 1 and 1e-5.
     loss : str or GLMLoss
         ``"logistic"`` (default) or any GLM loss on labels ±1 with bounded derivatives.
     lam, sigma : float, optional
@@ -508,7 +527,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         (:func:`pdpkit.objpert.objpert_fit`); the output noise
         :math:`\sigma_{\rm out} = 2\tau/(\lambda\mu_0)` pays for it, with
         :math:`\mu_0` = :data:`pdpkit.objpert.DEFAULT_OUTPUT_MU`, and the calibration includes it.
-
     schema : pdpkit.schema.Schema, dict or str, optional
         A public schema (or its JSON file): ``fit`` and ``predict`` then take raw records (a
         DataFrame with the schema's columns), encoded by the schema into rows of norm at most
@@ -658,7 +676,17 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        r"""The linear score :math:`x^\top \text{coef} + \text{intercept}` (post-processing of the release)."""
+        r"""The linear score :math:`x^\top \text{coef} + \text{intercept}` (post-processing of the release).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with a schema.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,), or (n, K) for a one-vs-rest model of K classes.
+        """
         return self._linear(X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -715,8 +743,53 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
     scale 1: :math:`L = 1`, :math:`\beta = 1`): quadratic for residuals below 1, linear above —
     scale the labels so that typical residuals are of order 1. ``"robust_log"`` (Asi, Duchi &
     Talwar, Example 1; :math:`L = 1`, :math:`\beta = 1/2`) is the alternative. The labels may be
-    any real numbers; the guarantee does not depend on them. Parameters and attributes as in
+    any real numbers; the guarantee does not depend on them. Attributes as in
     :class:`ObjPertClassifier` (no ``classes_``, no probabilities).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target (ε, δ)-DP guarantee of the model (add/remove one record): ε in (0, 500],
+        δ in (0, 1); defaults 1 and 1e-5.
+    loss : str or GLMLoss
+        ``"huber"`` (default), ``"robust_log"`` or any GLM loss with bounded derivatives (not
+        ``"squared"``: its gradient is unbounded).
+    lam, sigma : float, optional
+        Regularization λ > 0 and objective noise σ > 0. Left ``None``: calibrated for (ε, δ)
+        as in :class:`ObjPertClassifier`; both given: nothing is calibrated and the guarantee
+        is computed (``privacy_spent()``).
+    norm_bound : float
+        R > 0, the bound on the Euclidean norm of the feature rows passed to ``fit``; default 1.
+    row_norm : {"raise", "clip"}
+        What to do with a row beyond ``norm_bound``: a ``ValueError`` (default) or scaling it
+        onto the ball.
+    fit_intercept : bool
+        Fit an intercept (as a constant column of value ``norm_bound``); default ``True``.
+    report : {None, "data-independent", "data-dependent", "adaptive"}
+        Attach a privacy report (:func:`pdpkit.report.privacy_report`) with this method;
+        default ``None``.
+    report_epsilon, report_delta : float, optional
+        Budget (ε > 0, δ in (0, 1)) of the report's noisy releases, needed unless ``report``
+        is ``None`` or ``"data-independent"``.
+    rho : float
+        Failure probability of each report bound, in (0, 1); default 0.05.
+    random_state : int, numpy.random.Generator or None
+        Source of the noise; an int reproduces fit and report exactly; ``None`` (default):
+        fresh entropy.
+    solver_max_iter : int
+        Newton iterations allowed to the solver, ≥ 1; default 200 (the number used is not
+        published).
+    grad_tol : float
+        τ > 0, the public bound on the solver's perturbed-gradient norm, paid for by the
+        output noise as in :class:`ObjPertClassifier`; default
+        :data:`pdpkit.objpert.DEFAULT_GRAD_TOL`.
+    schema : pdpkit.schema.Schema, dict or str, optional
+        A public schema (or its JSON file): ``fit`` and ``predict`` then take raw records,
+        encoded by the schema; a label column must be numeric with public bounds, mapped onto
+        [-1, 1] (predictions are mapped back).
+    accountant : pdpkit.accountant.PrivacyAccountant, optional
+        The session's accountant: ``fit`` charges the model (and report) before drawing any
+        noise and refuses over budget. Shared, not copied, by ``clone``.
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, loss: str | GLMLoss = "huber",
@@ -749,7 +822,16 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         return tags
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertRegressor:
-        """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and real ``y``."""
+        """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and real ``y``.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            Feature rows, or raw records with ``schema``.
+        y : array_like, shape (n,)
+            Real labels (with a schema whose label has public bounds: clipped to them and mapped
+            onto [-1, 1]).
+        """
         if self.schema is not None:
             sch = _schema_object(self.schema)
             if sch.label is not None and sch.label_bounds is None:

@@ -184,6 +184,15 @@ class ObjPertResult:
         ``delta=None``) gives a release that carries no guarantee. ``report``: a
         :class:`pdpkit.report.PrivacyReport` of this fit, to publish with it (its releases are
         composed into the guarantee at ``report_delta``, see :func:`pdpkit.release.objpert_release`).
+
+        Parameters
+        ----------
+        delta : float or None
+            The δ ∈ (0, 1) at which the release's (ε, δ)-DP guarantee is stated (ObjPert and
+            the output noise composed exactly). ``None``: the release carries no guarantee.
+        report : PrivacyReport or None
+            A privacy report of this fit to publish with the model; its noisy releases are
+            composed into the guarantee. Default ``None`` (the model alone).
         """
         from .release import objpert_release
 
@@ -204,13 +213,41 @@ def output_mu(*, grad_tol: float, lam: float, sigma_out: float) -> float:
     data sets with the same exact minimizer, are at most :math:`2\tau/\lambda` apart (strong
     convexity): the output noise is a Gaussian mechanism of that sensitivity (Redberg, Koskela
     & Wang 2023, Alg 1 and App. D.3.1).
+
+    Parameters
+    ----------
+    grad_tol : float
+        τ > 0, the public absolute bound on the perturbed-gradient norm at the solver's point.
+    lam : float
+        Regularization :math:`\lambda > 0` of the objective.
+    sigma_out : float
+        Standard deviation :math:`\sigma_{\rm out} > 0` of the output noise on each coordinate.
+
+    Returns
+    -------
+    float
+        μ > 0; the output noise alone is μ-GDP.
     """
     tau = float(check_positive(grad_tol, "grad_tol"))
     return 2.0 * tau / (float(check_positive(lam, "lam")) * float(check_positive(sigma_out, "sigma_out")))
 
 
 def default_sigma_out(*, grad_tol: float, lam: float, mu: float = DEFAULT_OUTPUT_MU) -> float:
-    r""":math:`\sigma_{\rm out} = 2\tau/(\lambda\mu)`, by default with :math:`\mu` = :data:`DEFAULT_OUTPUT_MU`."""
+    r""":math:`\sigma_{\rm out} = 2\tau/(\lambda\mu)`, by default with :math:`\mu` = :data:`DEFAULT_OUTPUT_MU`.
+
+    The output noise scale that makes the solver's tolerance cost a Gaussian mechanism of
+    parameter μ (the inverse of :func:`output_mu`).
+
+    Parameters
+    ----------
+    grad_tol : float
+        τ > 0, the public absolute bound on the perturbed-gradient norm at the solver's point.
+    lam : float
+        Regularization :math:`\lambda > 0` of the objective.
+    mu : float
+        Target Gaussian parameter μ > 0 of the output noise; default
+        :data:`DEFAULT_OUTPUT_MU` (1e-3). Smaller μ: larger noise, smaller privacy cost.
+    """
     tau = float(check_positive(grad_tol, "grad_tol"))
     return 2.0 * tau / (float(check_positive(lam, "lam")) * float(check_positive(mu, "mu")))
 
@@ -225,6 +262,20 @@ class ExPostTerms:
     sum and ``epsilon`` its absolute value, the ex-post pDP :math:`\epsilon_1`. ``mu`` is the
     generalized leverage :math:`f''\,x^\top H^{-1} x` (GLMs) and ``member`` the boolean
     membership per target.
+
+    Attributes
+    ----------
+    log_det : numpy.ndarray, shape (m,)
+        :math:`-\log(1 \pm \mu)` per target, the log-determinant ratio of the Hessians.
+    grad_sq : numpy.ndarray, shape (m,)
+        :math:`\|g\|^2/(2\sigma^2) \ge 0` per target (:math:`g` the target's loss gradient).
+    cross : numpy.ndarray, shape (m,)
+        :math:`\mp g^\top b/\sigma^2` per target, the term that depends on the noise :math:`b`.
+    mu : numpy.ndarray of shape (m,) or None
+        Generalized leverage :math:`\mu = f''\,x^\top H^{-1} x \ge 0` per target (GLMs);
+        ``None`` where it is not defined.
+    member : numpy.ndarray of bool, shape (m,)
+        ``True``: the target is in :math:`D` (neighbour by removal); ``False``: by addition.
     """
 
     log_det: np.ndarray
@@ -391,6 +442,28 @@ def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: 
     :math:`\|\nabla J\| \le \text{tol}\cdot\max(1, n\max_i\|x_i\|\tilde L)` (a data-dependent
     scale, acceptable here because nothing private rests on it; ``RuntimeError`` if not reached).
     The result is a function of the data without noise: not differentially private.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Features (finite).
+    y : array_like, shape (n,)
+        Labels in the loss's domain (``loss.check_labels``).
+    loss : str or GLMLoss
+        A loss from :mod:`pdpkit.losses` or its name.
+    lam : float
+        Regularization :math:`\lambda > 0`.
+    tol : float
+        Relative stopping tolerance > 0 on the gradient norm (scaled as above); default 1e-10.
+    max_iter : int
+        Maximum number of Newton iterations, ≥ 1; default 200.
+    method : {"auto", "newton", "newton-cg", "closed-form"}
+        The solver, as in :func:`objpert_fit`; default ``"auto"``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,)
+        The minimizer (non-private).
     """
     loss = _check_loss(loss)
     X, y = _check_data(X, y, loss)
@@ -581,6 +654,25 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
 
     Returns an :class:`ExPostTerms` whose ``epsilon`` equals :func:`ex_post_pdp`. Member targets
     are checked to be records of ``(X, y)`` as there (``ValueError`` naming ``target_x`` otherwise).
+
+    Parameters
+    ----------
+    result : ObjPertResult
+        The fit.
+    X, y : array_like
+        The data set :math:`D` it was fitted on (numpy, memmap or Dask arrays, read by blocks).
+    target_x : array_like, shape (m, d) or (d,)
+        Target feature vectors.
+    target_y : array_like, shape (m,) or scalar
+        Target labels.
+    member : bool or array of bool, shape (m,)
+        ``True``: :math:`z \in D` (neighbour by removal; the target must be a record of
+        ``(X, y)``); ``False``: :math:`z \notin D` (neighbour by addition).
+
+    Returns
+    -------
+    ExPostTerms
+        The signed terms per target, not private (functions of the data and the output).
     """
     rows, y, b, L = _state(result, X, y)
     loss = result.loss
@@ -1032,6 +1124,23 @@ def objpert_epsilon_classic(delta: float, *, L: float, beta: float, lam: float, 
     GLM structure matters: without it :math:`g` depends on :math:`b` and the tail bound
     fails (Redberg, Koskela & Wang, App. E, on Kifer et al.'s Lemma 17).
 
+    Parameters
+    ----------
+    delta : float
+        Target δ ∈ (0, 1).
+    L : float
+        Bound L > 0 on the per-record loss gradient norm :math:`\|\nabla\ell\|_2` over the data
+        domain (``loss.lipschitz`` for rows of norm ≤ 1).
+    beta : float
+        Bound β ≥ 0 on the eigenvalues of the per-record loss Hessian over the data domain
+        (``loss.smoothness`` for rows of norm ≤ 1).
+    lam : float
+        Ridge regularization :math:`\lambda > 0` of the summed objective.
+    sigma : float
+        Standard deviation σ > 0 of each coordinate of the noise vector b.
+    form : {"kifer", "lecture"}
+        Which guarantee (above); default ``"kifer"``.
+
     Returns
     -------
     float
@@ -1056,6 +1165,28 @@ def objpert_sigma_classic(eps: float, delta: float, *, L: float, beta: float, la
     :math:`\lambda \ge 2\beta/\epsilon` (Redberg, Koskela & Wang, Thm 2.8).
     ``form="lecture"``: solves :math:`L^2/(2\sigma^2) + (L/\sigma)\sqrt{2\log(2/\delta)} = \epsilon - \log(1 + \beta/\lambda)`,
     valid only if :math:`\epsilon > \log(1 + \beta/\lambda)`.
+
+    Parameters
+    ----------
+    eps : float
+        Target ε > 0.
+    delta : float
+        Target δ ∈ (0, 1).
+    L : float
+        Bound L > 0 on the per-record loss gradient norm :math:`\|\nabla\ell\|_2` over the data
+        domain (``loss.lipschitz`` for rows of norm ≤ 1).
+    beta : float
+        Bound β ≥ 0 on the eigenvalues of the per-record loss Hessian over the data domain
+        (``loss.smoothness`` for rows of norm ≤ 1).
+    lam : float
+        Ridge regularization :math:`\lambda > 0` of the summed objective.
+    form : {"kifer", "lecture"}
+        Which guarantee (above); default ``"kifer"``.
+
+    Returns
+    -------
+    float
+        The smallest σ > 0 (standard deviation of each coordinate of b).
 
     Raises
     ------
@@ -1092,6 +1223,21 @@ def objpert_calibrate_classic(eps: float, delta: float, *, loss: str | GLMLoss =
     ``form="lecture"`` and ``lam=None``, :math:`\lambda = 2\beta/\epsilon` as well (so the
     two forms are compared at the same :math:`\lambda`). :math:`\sigma` is then the
     smallest noise scale of :func:`objpert_sigma_classic`.
+
+    Parameters
+    ----------
+    eps : float
+        Target ε > 0.
+    delta : float
+        Target δ ∈ (0, 1).
+    loss : str or GLMLoss
+        A loss from :mod:`pdpkit.losses` or its name, with a bounded gradient; default
+        ``"logistic"``.
+    lam : float or None
+        Regularization :math:`\lambda > 0`; ``None`` (default): :math:`2\beta/\epsilon`
+        (1 for a loss with β = 0).
+    form : {"kifer", "lecture"}
+        Which guarantee of :func:`objpert_epsilon_classic`; default ``"kifer"``.
 
     Returns
     -------

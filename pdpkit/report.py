@@ -160,6 +160,13 @@ def rho_parts(rho: float, *, method: str) -> dict[str, float]:
     ``"hessian"`` — :math:`\|\hat H - H\|_2 \le \tau\sigma_H` (Lemma 20, Prop 21);
     ``"lambda_min"`` — :math:`\underline\lambda \le \lambda_{\min}(H)` (Alg 3, Prop 12).
 
+    Parameters
+    ----------
+    rho : float
+        Total failure probability per target, a scalar in (0, 1).
+    method : {"adaptive", "data-dependent", "data-independent"}
+        The report's method; it fixes which random events share ``rho``.
+
     Returns
     -------
     dict
@@ -402,7 +409,14 @@ class PrivacyReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str) -> PrivacyReport:
-        """Rebuild a report from :meth:`to_dict` (or its JSON text); derived fields are recomputed."""
+        """Rebuild a report from :meth:`to_dict` (or its JSON text); derived fields are recomputed.
+
+        Parameters
+        ----------
+        data : dict or str
+            The dict of :meth:`to_dict` (format ``"pdpkit.report.PrivacyReport"``, version 1),
+            or its JSON text. ``ValueError`` for another format or missing keys.
+        """
         if isinstance(data, str):
             data = json.loads(data)
         if not isinstance(data, Mapping):
@@ -622,7 +636,7 @@ class PrivacyReport:
 
     def epsilon_bound_general(self, target_grad: ArrayLike, target_hessian: ArrayLike, *,
                               uniform: bool | str = False) -> np.ndarray | float:
-        r"""Private bound on the ex-post pDP for a smooth convex, not necessarily GLM, per-example loss (App. C.2).
+        r"""Private bound on the ex-post pDP for a smooth convex per-example loss that need not be a GLM (Appendix C.2).
 
         With :math:`g = \nabla\ell(\hat\theta^P; z)` and :math:`G = \nabla^2\ell(\hat\theta^P; z)`
         supplied per target, the log-determinant term is bounded through
@@ -642,8 +656,10 @@ class PrivacyReport:
         Parameters
         ----------
         target_grad : array_like, shape (m, d) or (d,)
+            Gradient :math:`g = \nabla\ell(\hat\theta^P; z)` of each target's loss at the released point.
         target_hessian : array_like, shape (m, d, d) or (d, d)
-            Symmetric positive semidefinite.
+            Hessian :math:`G = \nabla^2\ell(\hat\theta^P; z)` of each target's loss at the
+            released point; symmetric positive semidefinite.
         uniform : bool or "domain"
             As in :meth:`epsilon_bound`.
         """
@@ -701,6 +717,22 @@ class PrivacyReport:
         ``accounting="source"``: the sum of Thm 14 (statement 1), Thm 17 and Thm 11, each at
         δ/k for the k released components (so the total is (ε, δ)-pDP). Zero when nothing
         is released.
+
+        Parameters
+        ----------
+        target_x : array_like, shape (m, d) or (d,)
+            Targets' feature rows (as fitted: with the intercept column when there is one).
+        target_y : array_like, shape (m,) or scalar
+            Targets' labels.
+        delta : float
+            δ ∈ (0, 1) at which ε is stated.
+        accounting : {"gaussian", "source"}
+            ``"gaussian"`` (default): the components composed as one Gaussian mechanism, tight ε;
+            ``"source"``: the sum of the source's per-component bounds at δ/k.
+
+        Returns
+        -------
+        numpy.ndarray of shape (m,), or float for one target of shape (d,).
         """
         tx, ty, scalar = self._targets(target_x, target_y)
         d1, d2 = self.loss._d1_d2(tx @ self.theta, ty)
@@ -718,6 +750,22 @@ class PrivacyReport:
         :math:`\beta R^2/\sqrt2`, :math:`\beta R^2` (``loss.lipschitz``, ``loss.smoothness``):
         Thm 14, 17 and 11's DP statements, or their tight composition. ``inf`` for a released
         gradient of a loss with unbounded gradient (squared); 0 when nothing is released.
+
+        Parameters
+        ----------
+        delta : float
+            δ ∈ (0, 1) at which ε is stated.
+        norm_bound : float
+            R > 0, the public bound on every row's Euclidean norm (with the intercept column
+            when there is one); default 1.
+        accounting : {"gaussian", "source"}
+            ``"gaussian"`` (default): the components composed as one Gaussian mechanism, tight ε;
+            ``"source"``: the sum of the source's per-component bounds at δ/k.
+
+        Returns
+        -------
+        float
+            ε ≥ 0 (``inf`` when a released component has unbounded sensitivity).
         """
         R = float(check_positive(norm_bound, "norm_bound"))
         L, beta = self.loss.lipschitz, self.loss.smoothness
@@ -1171,12 +1219,14 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
         The data set it was fitted on: numpy, memmap or Dask arrays, read by blocks (the
         gradient and the Hessian at the released point in one pass; no copy of ``X``).
     method : {"adaptive", "data-dependent", "data-independent"}
+        Which report (above); default ``"adaptive"``.
     rho : float
-        Total failure probability per target, in (0, 1) (:func:`rho_parts`).
+        Total failure probability per target, in (0, 1) (:func:`rho_parts`); default 0.05.
     sigma_gradient, sigma_hessian, sigma_lambda_min : float or None
         Noise scales :math:`\sigma_2`, :math:`\sigma_H`, :math:`\sigma_4` (> 0), ``None`` for a
         component that is not released.
     rng : int, numpy.random.Generator or None
+        Source of the releases' noise (an int seeds a fresh generator; ``None``: fresh entropy).
 
     Returns
     -------
@@ -1228,7 +1278,7 @@ def _loss_constants(loss: GLMLoss, norm_bound: Any) -> tuple[float, float, float
 
 def total_privacy(report: PrivacyReport, *, delta_model: float, delta_report: float, norm_bound: float = 1.0,
                   form: str = "tight", accounting: str = "gaussian", composition: str = "basic") -> tuple[float, float]:
-    r"""(ε, δ)-DP of the model and its report together (Redberg & Wang 2021, App. B.2).
+    r"""(ε, δ)-DP of the model and its report together (Redberg & Wang 2021, Appendix B.2).
 
     The model: ObjPert with rows :math:`\|x\| \le R` (``norm_bound``), :math:`L R`,
     :math:`\beta R^2`. ``form="tight"``: its exact privacy profile
@@ -1243,6 +1293,23 @@ def total_privacy(report: PrivacyReport, *, delta_model: float, delta_report: fl
     report's Gaussian mechanism in dp_accounting, and ε at the total
     :math:`\delta = \delta_m + \delta_r` — never larger than the basic composition's ε up to
     the PLD's (pessimistic) discretization, 1e-3.
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        The released report (it carries the model's ``lam``, ``sigma`` and loss).
+    delta_model : float
+        δ ∈ (0, 1) spent on the model (ObjPert).
+    delta_report : float
+        δ ∈ (0, 1) spent on the report's releases.
+    norm_bound : float
+        R > 0, the public bound on every row's Euclidean norm; default 1.
+    form : {"tight", "kifer"}
+        The model's guarantee (above); default ``"tight"``.
+    accounting : {"gaussian", "source"}
+        The report's accounting, as in :meth:`PrivacyReport.dp_epsilon`; default ``"gaussian"``.
+    composition : {"basic", "pld"}
+        How the two are composed (above); default ``"basic"``.
 
     Returns
     -------
@@ -1292,7 +1359,7 @@ def total_privacy(report: PrivacyReport, *, delta_model: float, delta_report: fl
 def calibrate_report(eps: float, delta: float, *, method: str, loss: str | GLMLoss = "logistic",
                      norm_bound: float = 1.0, weights: Mapping[str, float] | None = None,
                      accounting: str = "gaussian") -> dict[str, float | None]:
-    r"""Noise scales of the report's releases for an (ε, δ)-DP budget (App. C.3, Cor 16 done exactly).
+    r"""Noise scales of the report's releases for an (ε, δ)-DP budget (Appendix C.3; Cor 16 done exactly).
 
     ``weights`` (default: equal over the method's components — gradient and Hessian for
     ``"data-dependent"``, and :math:`\lambda_{\min}` for ``"adaptive"``; a zero or missing
@@ -1306,6 +1373,25 @@ def calibrate_report(eps: float, delta: float, *, method: str, loss: str | GLMLo
     Sensitivities :math:`LR`, :math:`\beta R^2/\sqrt2`, :math:`\beta R^2`. The scales are
     then rounded up until :meth:`PrivacyReport.dp_epsilon` at δ is at most ``eps`` (never on
     the unsafe side).
+
+    Parameters
+    ----------
+    eps : float
+        The report's budget ε > 0.
+    delta : float
+        The report's budget δ ∈ (0, 1).
+    method : {"adaptive", "data-dependent", "data-independent"}
+        The report's method; ``"data-independent"`` releases nothing (all scales ``None``).
+    loss : str or GLMLoss
+        The model's loss (a loss from :mod:`pdpkit.losses` or its name), whose constants
+        give the sensitivities; default ``"logistic"``.
+    norm_bound : float
+        R > 0, the public bound on every row's Euclidean norm; default 1.
+    weights : dict or None
+        ``{component: weight ≥ 0}`` over ``"gradient"``, ``"hessian"``, ``"lambda_min"``, the
+        shares of the budget (normalized to sum 1); ``None``: equal shares.
+    accounting : {"gaussian", "source"}
+        As in :meth:`PrivacyReport.dp_epsilon`; default ``"gaussian"``.
 
     Returns
     -------
@@ -1385,6 +1471,43 @@ def report_coverage(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, target_x: A
     failing when it is below :math:`\epsilon_1` by more than :math:`10^{-9}` relative.
     An analysis tool: it uses the data and must not be published.
 
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Features of the data set, rows of norm at most 1.
+    y : array_like, shape (n,)
+        Labels in the loss's domain.
+    loss : str or GLMLoss
+        A loss from :mod:`pdpkit.losses` or its name.
+    target_x : array_like, shape (m, d)
+        Targets' feature rows.
+    target_y : array_like, shape (m,) or scalar
+        Targets' labels.
+    member : bool or array of bool, shape (m,)
+        As in :func:`pdpkit.objpert.ex_post_pdp`: ``True`` for a target that is a row of
+        ``(X, y)`` (neighbour by removal), ``False`` for one that is added.
+    lam : float
+        ObjPert's regularization :math:`\lambda > 0`.
+    sigma : float
+        ObjPert's noise scale σ > 0.
+    method : {"adaptive", "data-dependent", "data-independent"}
+        The report's method, as in :func:`privacy_report`; default ``"adaptive"``.
+    rho : float
+        The report's failure probability per target, in (0, 1); default 0.05.
+    sigma_gradient, sigma_hessian, sigma_lambda_min : float or None
+        The report's noise scales, as in :func:`privacy_report`.
+    uniform : bool or "domain"
+        As in :meth:`PrivacyReport.epsilon_bound`; default ``False``.
+    n_trials : int
+        Number of independent fits and reports, ≥ 1; default 200.
+    alpha : float
+        1 − confidence level of the Clopper–Pearson intervals, in (0, 1); default 0.05.
+    rng : int, numpy.random.Generator or None
+        Source of all the noise (an int seeds a fresh generator; ``None``: fresh entropy).
+    progress : bool or None
+        A tqdm progress bar over the trials (``None``, the default: only when a person
+        watches; ``PDPKIT_PROGRESS=0`` turns it off).
+
     Returns
     -------
     dict
@@ -1439,6 +1562,22 @@ def plot_report(bounds: ArrayLike, eps1: ArrayLike | None = None, *, kind: str =
     ``kind="hist"``: histograms; ``"cdf"``: empirical CDFs; ``"ratio"``: histogram of
     :math:`\bar\epsilon_1^P/\epsilon_1` on a log axis (needs ``eps1``; the source's Figs 9–10).
     Uses the book's style (:func:`pdpkit.plotting.figure`) when ``ax`` is ``None``.
+
+    Parameters
+    ----------
+    bounds : array_like
+        Released bounds :math:`\bar\epsilon_1^P` (nats), any shape (flattened).
+    eps1 : array_like or None
+        The exact, non-private :math:`\epsilon_1` of the same targets (same shape); ``None``
+        (default) to plot the bounds alone.
+    kind : {"hist", "cdf", "ratio"}
+        The plot (above); default ``"hist"``.
+    ax : matplotlib.axes.Axes or None
+        Axes to draw on; ``None`` (default): a new figure.
+    label : str
+        Legend label of the bounds; default ``"private bound"``.
+    bins : int
+        Number of histogram bins; default 40.
 
     Returns
     -------

@@ -638,7 +638,7 @@ class Recursion:
 
 
 def qsc_lambda_min_recursion(consts: StabilityConstants) -> Recursion:
-    r"""Recursion (10) for the smallest data-Hessian eigenvalue of a q.s.c. GLM (Cor 5.2).
+    r"""Recursion (10) for the smallest data-Hessian eigenvalue of a quasi-self-concordant GLM (Cor 5.2).
 
     :math:`R(\mathrm{eig}) = \max\bigl(0,\ \mathrm{eig}\,[1 - \varphi(r\,t(\mathrm{eig}+\lambda))]_+ - G_1\bigr)`
     where (C1) holds at ``eig``, else 0. By Cor 5.2 (Weyl after the

@@ -16,7 +16,7 @@ import re
 import pdpkit
 
 # autosummary's summary is the docstring's text up to the first period followed by a space
-ABBREVIATION = re.compile(r"\b(eq|eqs|e\.g|i\.e|Thm|Thms|Prop|Props|Cor|Alg|Algs|Lem|Def|App|resp|cf|vs|etc|approx|Sec|Fig|Figs|al|No)\.$")
+ABBREVIATION = re.compile(r"\b(eq|eqs|e\.g|i\.e|Thm|Thms|Prop|Props|Cor|Alg|Algs|Lem|Def|App|resp|cf|vs|etc|approx|Sec|Fig|Figs|al|No|(?:[a-z]\.)+[a-z])\.$")
 
 
 def public_modules() -> list[str]:

@@ -29,11 +29,11 @@ export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
 .PHONY: help install book test test-portable unit nbval book-strict bench bench-scale browser-test \
-	lab lock clean
+	reproduce lab lock clean
 
 help:
 	@echo "make book | make test | make test-portable | make lab | make bench | make bench-scale |"
-	@echo "make browser-test | make lock | make clean"
+	@echo "make browser-test | make reproduce [CHAPTERS=...] | make lock | make clean"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -124,6 +124,11 @@ $(BROWSER_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[browser]" > /dev/null || \
 	  $(BIN)/python -m pip install --quiet -c constraints.txt playwright
 	touch $(BROWSER_STAMP)
+
+# The chapters' experiments at the sources' scale (hours, not minutes); results go to
+# results/<chapter>/ with their provenance. CHAPTERS="amp single_parameter" runs only those.
+reproduce: $(STAMP)
+	$(BIN)/python reproduce/run.py $(CHAPTERS)
 
 browser-test: $(BROWSER_STAMP)
 	test -f _build/html/index.html || $(MAKE) book

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_json_keys as _keys
 from ._validation import check_probability
 from .accounting import (
     _check_mu,
@@ -99,17 +100,6 @@ def _delta(value: Any, name: str) -> float:
     if not v < 1.0:
         raise ValueError(f"{name} must lie in (0, 1); got {value!r}")
     return v
-
-
-def _keys(data: Any, where: str, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
-    if not isinstance(data, dict):
-        raise TypeError(f"{where} must be a JSON object; got {type(data).__name__}")
-    unknown = sorted(set(data) - set(required) - set(optional))
-    if unknown:
-        raise ValueError(f"{where} has unknown field(s) {unknown}")
-    missing = [k for k in required if k not in data]
-    if missing:
-        raise ValueError(f"{where} lacks the field(s) {missing}")
 
 
 # ------------------------------------------------------------------ guarantees

@@ -1,4 +1,4 @@
-"""One figure style for the whole book, legible at the page width.
+"""One figure style for the whole book, legible at the page width; tables as HTML.
 
 Every chapter draws through this module: :func:`setup` once at the top (a
 matplotlib style and 2× PNG output in notebooks), then :func:`figure` for each
@@ -19,6 +19,10 @@ Notebook output is a PNG at twice the logical resolution whose display size is
 the logical one (IPython's ``"retina"`` format; myst-nb keeps the width), so
 lines stay sharp on high-density screens while nbval, which does not compare
 images, stays deterministic.
+
+Tables go through :func:`table`: rows of cells already formatted to the digits the
+computation guarantees, returned as a ``pandas.DataFrame`` that the book renders as
+an HTML table (and nbval compares as text).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ __all__ = [
     "legend_below",
     "show",
     "smallest_font_pt",
+    "table",
 ]
 
 PAGE_WIDTH_IN = 6.6
@@ -239,3 +244,34 @@ def show(fig: Figure | None = None) -> None:
     if smallest < MIN_FONT_PT - 1e-9:
         raise ValueError(f"a text of {smallest:.1f} pt is below the legible minimum {MIN_FONT_PT} pt")
     plt.show()
+
+
+def table(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> Any:
+    """A table for the book: ``rows`` of formatted cells under ``columns``, the first column as index.
+
+    Returns a ``pandas.DataFrame``; as the last expression of a cell (or through
+    ``display``) it is shown as an HTML table. Format numbers before passing them
+    (e.g. ``f"{x:.3f}"``): a printed digit must not depend on the last bit of a float.
+
+    Parameters
+    ----------
+    rows : Sequence of Sequence
+        One sequence of cells per row, each as long as ``columns``.
+    columns : Sequence of str
+        Column headers; the first names the index (the row labels).
+
+    Raises
+    ------
+    ValueError
+        If a row's length differs from the number of columns, or there are fewer than two columns.
+    """
+    import pandas as pd
+
+    columns = [str(c) for c in columns]
+    if len(columns) < 2:
+        raise ValueError(f"columns must name the index and at least one column; got {columns}")
+    rows = [list(r) for r in rows]
+    for i, r in enumerate(rows):
+        if len(r) != len(columns):
+            raise ValueError(f"rows[{i}] has {len(r)} cells for {len(columns)} columns")
+    return pd.DataFrame(rows, columns=columns).set_index(columns[0])

@@ -46,3 +46,13 @@ def test_small_text_and_wide_figures_fail_the_check():
 def test_style_context_applies_the_palette():
     with pp.style():
         assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][0] == pp.PALETTE[0]
+
+
+def test_table_is_a_frame_with_the_first_column_as_index():
+    t = pp.table([("a", "1.00", 2), ("b", "3.00", 4)], ["name", "x", "n"])
+    assert list(t.columns) == ["x", "n"] and t.index.name == "name"
+    assert t.loc["b", "x"] == "3.00" and "<table" in t.to_html()
+    with pytest.raises(ValueError, match=r"rows\[1\] has 2 cells for 3 columns"):
+        pp.table([("a", 1, 2), ("b", 1)], ["name", "x", "n"])
+    with pytest.raises(ValueError, match="at least one column"):
+        pp.table([("a",)], ["name"])

@@ -68,6 +68,7 @@ __all__ = [
     "directional_sensitivity",
     "local_modulus",
     "modulus_ratio_bound",
+    "modulus_ratio_bound_as_printed",
 ]
 
 _PHIS = ("exp", "tight")
@@ -1131,4 +1132,81 @@ def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts
         ok &= L > 0
         r2 = np.maximum(U * U, 1.0 / (L * L)) - 1.0
     out[ok] = r2[ok]
+    return float(out) if out.ndim == 0 else out
+
+
+def modulus_ratio_bound_as_printed(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts: StabilityConstants, *,
+                                   n: int, domain: str = "l2", d: int | None = None) -> Any:
+    r"""The source's certificate (13)–(14) **as printed** — for comparison only; Alg 5 does not use it.
+
+    Asi, Duchi & Talwar, (13) and (14a) (``domain="l2"``) or (14b) with :math:`p = \infty`,
+    :math:`d_p = d` (``domain="linf"``), in the source's averaged convention:
+    :math:`\lambda_0 = (\text{eig\_min\_cert} + \lambda)/n`,
+    :math:`\lambda_1 = (\text{eig\_max\_cert} + \lambda)/n`, :math:`\kappa = \lambda_1/\lambda_0`,
+    :math:`t = t(\lambda_0)` of (9), :math:`R(\lambda_0)` the recursion (10) (both from ``consts``:
+    pass ``neighbours="replace"`` for the source's replace-one :math:`\tau = 2G_0`),
+    :math:`\beta = \frac{\|h''\|_\infty}{[1 - \alpha t]_+}\frac{r^2}{n\lambda_0}`,
+    :math:`\gamma = \alpha r t`, :math:`\gamma' = \alpha r\,t(R(\lambda_0))`,
+    :math:`s_1 = 1/[1 - \alpha r t]_+ - 1`,
+    :math:`s_2 = \frac{\|h''\|_\infty}{n(1 - \beta)[1 - \alpha r t]_+}`; (14a) is
+
+    .. math::
+        \max\Bigl\{\frac{1 + \kappa\frac{\gamma}{1+\gamma}}{1 - \kappa(s_1 + s_2 r)},\;
+        1 + \kappa(s_1 + s_2 r) + \frac{\lambda_1}{R(\lambda_0)}\frac{\gamma'}{1 - \gamma'}\Bigr\}^2 - 1
+
+    and (14b) puts :math:`\sqrt{d_p}\kappa s_1 + 2d_ps_2/\lambda_0` for :math:`\kappa(s_1 + s_2 r)`
+    and :math:`\sqrt{d_p}` before both :math:`\gamma` terms. The printed :math:`[1 - \alpha t]_+`
+    (not :math:`\alpha r t`), :math:`\gamma/(1+\gamma)` and :math:`s_2 r` are kept as printed (the
+    chapter "Releasing one parameter" lists why they are errata). Returns the left side
+    (``inf`` where a denominator is not positive or (C1) fails); Alg 5 as printed releases
+    when it is at most :math:`2\epsilon/(1 + \Phi^{-1}(1 - \delta/2)^2)`. Non-private.
+
+    Parameters
+    ----------
+    eig_min_cert, eig_max_cert : array_like
+        Certified lower / upper bounds on the summed data Hessian's extreme eigenvalues.
+    consts : StabilityConstants
+    n : int
+        The number of records (the source averages its losses).
+    domain : {"l2", "linf"}
+        (14a) or (14b) with :math:`p = \infty`.
+    d : int or None
+        The dimension, required for ``"linf"``.
+    """
+    consts = _check_consts(consts)
+    domain = _check_option(domain, "domain", _DOMAINS)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer; got {n!r}")
+    if domain == "linf":
+        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
+        dp = float(d)
+    else:
+        dp = 1.0
+    lo = as_finite_array(eig_min_cert, "eig_min_cert")
+    hi = as_finite_array(eig_max_cert, "eig_max_cert")
+    lo, hi = np.broadcast_arrays(lo, hi)
+    a, r, h2, lam = consts.alpha, consts.norm_bound, float(consts.loss.smoothness), consts.lam
+    out = np.full(lo.shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e0 = np.maximum(lo, 0.0)
+        lam0 = (e0 + lam) / n
+        lam1 = (np.maximum(hi, lo) + lam) / n
+        t = parameter_change_bound(e0, consts)
+        Rec = qsc_lambda_min_recursion(consts)(e0)
+        R0 = (Rec + lam) / n
+        t1 = parameter_change_bound(Rec, consts)
+        beta = h2 / np.maximum(1.0 - a * t, 0.0) * r * r / (n * lam0)
+        gam, gam1 = a * r * t, a * r * t1
+        s1 = 1.0 / np.maximum(1.0 - a * r * t, 0.0) - 1.0
+        s2 = h2 / (n * (1.0 - beta) * np.maximum(1.0 - a * r * t, 0.0))
+        kap = lam1 / lam0
+        sq = math.sqrt(dp)
+        pert = kap * (s1 + s2 * r) if domain == "l2" else sq * kap * s1 + 2.0 * dp * s2 / lam0
+        up = (1.0 + sq * kap * gam / (1.0 + gam)) / (1.0 - pert)
+        low = 1.0 + pert + sq * lam1 / R0 * gam1 / (1.0 - gam1)
+        ok = (np.isfinite(t) & np.isfinite(t1) & (lo >= 0) & (beta < 1) & (a * r * t < 1) & (gam1 < 1)
+              & (pert < 1) & (R0 > 0))
+        val = np.maximum(up, low) ** 2 - 1.0
+    out[ok] = val[ok]
     return float(out) if out.ndim == 0 else out

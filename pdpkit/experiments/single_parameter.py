@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from numpy.typing import ArrayLike
 from dataclasses import dataclass
 
 import numpy as np
@@ -479,3 +481,138 @@ def adult_certificate_nonprivate(ns: Sequence[int], *, eps: float = 4.0, delta: 
         rows.append((n, ev[0], ev[-1], float(st.modulus_ratio_bound(ev[0], ev[-1], consts, domain="linf", d=d)),
                      float(st.modulus_ratio_bound(ev[0], ev[-1], consts, domain="l2")), thr))
     return np.array(rows)
+
+
+# ------------------------------------------------- Figs 6–7: which change keeps Alg 5 from releasing
+CERTIFICATES = ("pdpkit", "printed")
+ACCOUNTINGS = ("pdpkit", "source", "whole")
+
+
+def release_threshold(eps: float, delta: float, *, accounting: str) -> float:
+    r"""The largest certificate :math:`r^2` Alg 5 may accept at a total budget :math:`(\epsilon, \delta)`.
+
+    :math:`2\epsilon_s/(1 + \Phi^{-1}(1 - \delta_s/2)^2)` (Lemma A.1 (iii), (14)) at the per-step
+    budget of the accounting: ``"pdpkit"`` — four steps, :math:`(\epsilon/4, \delta/(4 + e^{\epsilon/4}))`
+    (the chapter's recount of Cor 3.6); ``"source"`` — Cor 3.6's three steps,
+    :math:`(\epsilon/3, \delta/(1 + e^{\epsilon/3} + e^{2\epsilon/3}))`; ``"whole"`` — the whole
+    :math:`(\epsilon, \delta)` on the variance test, a ceiling no accounting can exceed.
+
+    Parameters
+    ----------
+    eps : float
+        Total ε of Alg 5, in nats.
+    delta : float
+        Total δ of Alg 5, in (0, 1).
+    accounting : str
+        ``"pdpkit"``, ``"source"`` or ``"whole"``.
+    """
+    from scipy import stats as _stats
+
+    if accounting not in ACCOUNTINGS:
+        raise ValueError(f"accounting must be one of {ACCOUNTINGS}; got {accounting!r}")
+    if accounting == "pdpkit":
+        e_s, d_s = eps / 4.0, delta / (4.0 + math.exp(eps / 4.0))
+    elif accounting == "source":
+        e_s, d_s = eps / 3.0, delta / (1.0 + math.exp(eps / 3.0) + math.exp(2.0 * eps / 3.0))
+    else:
+        e_s, d_s = eps, delta
+    z = _stats.norm.isf(d_s / 2.0)
+    return 2.0 * e_s / (1.0 + z * z)
+
+
+def certificate_r2_nonprivate(eig_min: ArrayLike, eig_max: ArrayLike, n: ArrayLike, *, loss, norm_bound: float,
+                              d: int, certificate: str, domain: str = "linf") -> np.ndarray:
+    r"""**Non-private**: Alg 5's certificate :math:`r^2` at given (true) extreme eigenvalues of the summed Hessian.
+
+    ``certificate="pdpkit"``: :func:`pdpkit.stability.modulus_ratio_bound` with add/remove
+    neighbours (what :func:`pdpkit.single.release_linear_functional` tests);
+    ``"printed"``: :func:`pdpkit.stability.modulus_ratio_bound_as_printed`, the source's (13)–(14)
+    with its replace-one neighbours. Vectorized over ``n`` (with ``eig_min``, ``eig_max``).
+
+    Parameters
+    ----------
+    eig_min, eig_max : array_like
+        Smallest and largest eigenvalue of the summed data Hessian at θ(D), one per ``n``.
+    n : array_like
+        The sample sizes.
+    loss : object
+        The GLM loss.
+    norm_bound : float
+        Public bound r on the row norms.
+    d : int
+        Dimension d.
+    certificate : str
+        ``"pdpkit"`` or ``"printed"``.
+    domain : str, default 'linf'
+        ``"linf"`` (rows in a cube: Prop 8.3, (14b)) or ``"l2"`` (Prop 8.2, (14a)).
+    """
+    from .. import stability as st
+
+    if certificate not in CERTIFICATES:
+        raise ValueError(f"certificate must be one of {CERTIFICATES}; got {certificate!r}")
+    lo, hi, nn = np.broadcast_arrays(np.asarray(eig_min, float), np.asarray(eig_max, float),
+                                     np.asarray(n, dtype=np.int64))
+    if certificate == "pdpkit":
+        c = st.stability_constants(loss, norm_bound=norm_bound)
+        return np.asarray(st.modulus_ratio_bound(lo, hi, c, domain=domain, d=d), dtype=float)
+    c = st.stability_constants(loss, norm_bound=norm_bound, neighbours="replace")
+    return np.array([st.modulus_ratio_bound_as_printed(a, b, c, n=int(k), domain=domain, d=d)
+                     for a, b, k in zip(lo.ravel(), hi.ravel(), nn.ravel())]).reshape(lo.shape)
+
+
+def certified_sample_size_nonprivate(eig_min_avg: float, eig_max_avg: float, *, loss, norm_bound: float, d: int,
+                                     eps: float, delta: float, certificate: str, accounting: str,
+                                     domain: str = "linf", n_max: float = 1e12) -> float:
+    r"""**Non-private**: the smallest n at which Alg 5's test passes when the Hessian is :math:`n` times a fixed one.
+
+    The summed Hessian of n records drawn from a population with averaged Hessian eigenvalues
+    ``eig_min_avg``, ``eig_max_avg`` has extreme eigenvalues close to :math:`n` times them (exactly
+    so in expectation at the population's θ); at these *true* eigenvalues — the most favourable
+    certificates Algs 2 and 4 could return — the smallest n (to 0.1%) with
+    :func:`certificate_r2_nonprivate` :math:`\le` :func:`release_threshold`. ``inf`` if none up to ``n_max``.
+
+    Parameters
+    ----------
+    eig_min_avg, eig_max_avg : float
+        Extreme eigenvalues of the averaged Hessian.
+    loss, norm_bound, d, certificate, domain
+        As in :func:`certificate_r2_nonprivate`.
+    eps, delta, accounting
+        As in :func:`release_threshold`.
+    n_max : float, default 1e12
+        The largest n searched.
+    """
+    thr = release_threshold(eps, delta, accounting=accounting)
+
+    def passes(log_n: float) -> bool:
+        n = int(round(10.0 ** log_n))
+        r2 = certificate_r2_nonprivate(n * eig_min_avg, n * eig_max_avg, n, loss=loss, norm_bound=norm_bound, d=d,
+                                       certificate=certificate, domain=domain)
+        return bool(r2 <= thr)
+
+    grid = np.linspace(1.0, math.log10(n_max), 221)
+    ok = [passes(g) for g in grid]
+    if not any(ok):
+        return math.inf
+    j = ok.index(True)
+    if j == 0:
+        return 10.0
+    lo, hi = grid[j - 1], grid[j]
+    while hi - lo > 4e-4:  # the certificate decreases in n: bisection on log10 n
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    return float(round(10.0 ** hi))
+
+
+def adult_population_eigs_nonprivate() -> tuple[float, float, int, int]:
+    r"""**Non-private**: extreme eigenvalues of Adult's averaged logistic Hessian at the population θ, N and d.
+
+    The 45,222 complete rows of :func:`adult_features`, unregularized logistic loss; a bootstrap
+    sample of size n has summed Hessian :math:`\approx n` times this one.
+    """
+    from ..losses import logistic
+
+    X, y, _ = adult_features()
+    th = fit_nonprivate(X, y, logistic)
+    ev = np.linalg.eigvalsh(_hessian(X, logistic.d2(X @ th, y), 0.0), UPLO="U") / X.shape[0]
+    return float(ev[0]), float(ev[-1]), int(X.shape[0]), int(X.shape[1])

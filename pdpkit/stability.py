@@ -69,6 +69,7 @@ __all__ = [
     "local_modulus",
     "modulus_ratio_bound",
     "modulus_ratio_bound_as_printed",
+    "modulus_perturbation_bound",
 ]
 
 _PHIS = ("exp", "tight")
@@ -1208,5 +1209,76 @@ def modulus_ratio_bound_as_printed(eig_min_cert: ArrayLike, eig_max_cert: ArrayL
         ok = (np.isfinite(t) & np.isfinite(t1) & (lo >= 0) & (beta < 1) & (a * r * t < 1) & (gam1 < 1)
               & (pert < 1) & (R0 > 0))
         val = np.maximum(up, low) ** 2 - 1.0
+    out[ok] = val[ok]
+    return float(out) if out.ndim == 0 else out
+
+
+def modulus_perturbation_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts: StabilityConstants, *,
+                               route: str = "pdpkit", domain: str = "l2", d: int | None = None) -> Any:
+    r"""A bound :math:`P` with :math:`|\Delta_1/\Delta_0 - 1| \le P` for the directional sensitivities of neighbours.
+
+    :math:`\Delta_j = \sup_{v \in \mathcal V} u^\top H_j^{-1}v` (:math:`\|H_j^{-1}u\|_2` on an
+    :math:`\ell_2` ball, :math:`\|H_j^{-1}u\|_1` on the cube), :math:`H_0` the Hessian (with
+    :math:`\lambda`) of :math:`D` at :math:`\theta(D)`, :math:`H_1` that of a neighbour at
+    :math:`\theta(D')`, for every unit ``u``, whenever ``eig_min_cert`` :math:`\le \lambda_{\min}`,
+    ``eig_max_cert`` :math:`\ge \lambda_{\max}` and (C1) holds. With :math:`\lambda_0, \lambda_1,
+    \kappa, t, \gamma = \alpha r t` as in :func:`modulus_ratio_bound`:
+
+    * ``route="pdpkit"`` — :math:`\sqrt{\kappa d_p}\,\mu/(1 - \mu)`, :math:`\mu = \gamma + \beta r^2/\lambda_0`
+      (the perturbation term of :func:`modulus_ratio_bound`; :math:`d_p = d` on the cube, 1 on the ball);
+    * ``route="source"`` — the source's own route, Lemma 8.2 (self-similarity with
+      :math:`s_1 = 1/(1 - \gamma) - 1` and, in the summed convention,
+      :math:`s_2 = \beta_2/((1 - \beta')(1 - \gamma)^2)`, :math:`\beta' = \beta_2 r^2/((1 - \gamma)\lambda_0)`,
+      :math:`\beta_2 = \|h''\|_\infty`) followed by Lemma 8.3 on the ball,
+      :math:`\frac{s_1}{2}(1 + \kappa) + s_2\kappa r^2/\lambda_0` (its
+      :math:`\sup_x \lambda_{\max}\|H_0^{-1}x\|^2 \le \kappa r^2/\lambda_0`), or Lemma 8.5 on the
+      cube (:math:`\mathcal V = \mathcal X`, :math:`c = 1`, :math:`\mathrm{rad}_2/\mathrm{ins}_2 = \sqrt d`),
+      :math:`s_1\sqrt d\,\kappa + 2s_2 r^2/\lambda_0`.
+
+    ``inf`` where a condition fails. Vectorized. Non-private.
+
+    Parameters
+    ----------
+    eig_min_cert, eig_max_cert : array_like
+        Certified lower / upper bounds on the data Hessian's extreme eigenvalues.
+    consts : StabilityConstants
+    route : {"pdpkit", "source"}
+    domain : {"l2", "linf"}
+    d : int or None
+        The dimension, required for ``"linf"``.
+    """
+    consts = _check_consts(consts)
+    route = _check_option(route, "route", ("pdpkit", "source"))
+    domain = _check_option(domain, "domain", _DOMAINS)
+    if domain == "linf":
+        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
+        dd = float(d)
+    else:
+        dd = 1.0
+    lo = as_finite_array(eig_min_cert, "eig_min_cert")
+    hi = as_finite_array(eig_max_cert, "eig_max_cert")
+    lo, hi = np.broadcast_arrays(lo, hi)
+    lam, r, a = consts.lam, consts.norm_bound, consts.alpha
+    h2 = float(consts.loss.smoothness)
+    out = np.full(lo.shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lam0 = lo + lam
+        kappa = (np.maximum(hi, lo) + lam) / lam0
+        gam = a * r * parameter_change_bound(np.maximum(lo, 0.0), consts)
+        if route == "pdpkit":
+            mu = gam + h2 * r * r / lam0
+            val = np.sqrt(kappa * dd) * mu / (1.0 - mu)
+            ok = mu < 1
+        else:
+            beta = h2 * r * r / ((1.0 - gam) * lam0)
+            s1 = 1.0 / (1.0 - gam) - 1.0
+            s2 = h2 / ((1.0 - beta) * (1.0 - gam) ** 2)
+            if domain == "l2":
+                val = 0.5 * s1 * (1.0 + kappa) + s2 * kappa * r * r / lam0
+            else:
+                val = s1 * math.sqrt(dd) * kappa + 2.0 * s2 * r * r / lam0
+            ok = (beta < 1) & (gam < 1)
+        ok &= np.isfinite(gam) & (lo >= 0) & (lam0 > 0)
     out[ok] = val[ok]
     return float(out) if out.ndim == 0 else out

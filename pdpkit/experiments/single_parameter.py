@@ -57,6 +57,13 @@ __all__ = [
     "AdultErrors",
     "adult_errors",
     "adult_certificate_nonprivate",
+    "release_threshold",
+    "certificate_r2_nonprivate",
+    "certified_sample_size_nonprivate",
+    "adult_population_eigs_nonprivate",
+    "AccuracyRates",
+    "accuracy_against_n",
+    "rate_consistent",
 ]
 
 METHODS = ("local", "nonprivate", "objpert", "output")
@@ -616,3 +623,135 @@ def adult_population_eigs_nonprivate() -> tuple[float, float, int, int]:
     th = fit_nonprivate(X, y, logistic)
     ev = np.linalg.eigvalsh(_hessian(X, logistic.d2(X @ th, y), 0.0), UPLO="U") / X.shape[0]
     return float(ev[0]), float(ev[-1]), int(X.shape[0]), int(X.shape[1])
+
+
+# ------------------------------------------------------- accuracy claims: Thm 1, Thm 2, Prop 7.1
+ALGORITHMS = ("alg3", "alg5", "alg7")
+
+
+@dataclass(frozen=True)
+class AccuracyRates:
+    r"""Errors of a released estimate against :math:`\theta(D)` over :math:`n`, and the claimed rate's data-dependent factor.
+
+    ``error[i, k]`` is the mean over ``draws`` noise draws of :math:`\|\hat\theta - \theta(D)\|_2`
+    (Alg 3, Alg 7) or :math:`|T - \theta_1(D)|` (Alg 5) on the ``k``-th data set of size
+    ``ns[i]`` (NaN if nothing was released); ``rate[i, k]`` the factor of the claimed bound
+    that depends on the data: :math:`G_0/\lambda_{\min}` (Thm 1, Prop 7.1; the source's
+    :math:`G_0/(n\lambda_{\min}(P_n))` in its averaged convention) or
+    :math:`\sup_{x \in [-1,1]^d} |u^\top H^{-1}x| = \|H^{-1}u\|_1` (Thm 2; the source's
+    :math:`\frac1n\sup_x |u^\top(P_n\ddot\ell)^{-1}x|`), all in the summed convention.
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    algorithm : str
+        ``"alg3"``, ``"alg5"`` or ``"alg7"``.
+    error : numpy.ndarray
+        Mean error per data set, shape (len(ns), reps).
+    rate : numpy.ndarray
+        The claimed rate's data factor, shape (len(ns), reps).
+    released : numpy.ndarray
+        Fraction of draws released, shape (len(ns), reps).
+    """
+
+    ns: np.ndarray
+    algorithm: str
+    error: np.ndarray
+    rate: np.ndarray
+    released: np.ndarray
+
+    def slope(self) -> float:
+        """Least-squares slope of log(mean error) against log n over the points with a release."""
+        m = np.nanmean(self.error, axis=1)
+        ok = np.isfinite(m)
+        return float(np.polyfit(np.log(self.ns[ok]), np.log(m[ok]), 1)[0])
+
+
+def accuracy_against_n(ns: Sequence[int], *, algorithm: str, d: int = 3, eps: float = 2.0, delta: float = 1e-6,
+                       reps: int = 3, draws: int = 200, rng=None) -> AccuracyRates:
+    r"""Errors of Alg 3 (Thm 1), Alg 5 (Thm 2) or Alg 7 (Prop 7.1) over :math:`n` on §4.1's robust regression.
+
+    Each data set is released ``draws`` times (the test and the noise drawn afresh each time);
+    ``error`` averages the released draws. Thm 1, Thm 2 and Prop 7.1 bound the error by a
+    constant times ``rate`` (times :math:`\frac1\epsilon\sqrt{\log\frac1\delta}` and a
+    dimension factor), and ``rate`` falls like :math:`1/n` since :math:`\lambda_{\min}` grows
+    like :math:`n`: the claimed rate is :math:`n^{-1}` at fixed :math:`d, \epsilon, \delta`.
+    Alg 5 releases the first coordinate on the cube (``domain="linf"``).
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n.
+    algorithm : str
+        ``"alg3"``, ``"alg5"`` or ``"alg7"``.
+    d : int, default 3
+        Dimension d.
+    eps : float, default 2.0
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float, default 1e-06
+        δ of the (ε, δ) guarantee, in (0, 1).
+    reps : int, default 3
+        Data sets per n.
+    draws : int, default 200
+        Releases per data set.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+    from ..single import smooth_output_perturbation
+
+    gen = as_generator(rng)
+    ns = np.asarray(ns, dtype=int)
+    shape = (ns.size, reps)
+    error, rate, released = np.full(shape, np.nan), np.full(shape, np.nan), np.zeros(shape)
+    u = np.zeros(d)
+    u[0] = 1.0
+    for i, n in enumerate(ns):
+        for k in range(reps):
+            data = make_robust_regression(int(n), d=d, rng=gen)
+            R = data.norm_bound
+            theta, ev = fit_and_eigs_nonprivate(data.X, data.y)
+            kw = dict(lam=0.0, norm_bound=R, rng=gen, size=draws)
+            if algorithm == "alg3":
+                rel = local_output_perturbation(data.X, data.y, robust_log, eps, delta, **kw)
+            elif algorithm == "alg7":
+                rel = smooth_output_perturbation(data.X, data.y, robust_log, eps, delta, n_max=int(n), **kw)
+            else:
+                rel = release_linear_functional(data.X, data.y, robust_log, u, eps, delta, domain="linf",
+                                                cap=int(n) * robust_log.smoothness * R * R, **kw)
+            ok = np.asarray(rel.released, dtype=bool)
+            released[i, k] = ok.mean()
+            if algorithm == "alg5":
+                H = _hessian(data.X, robust_log.d2(data.X @ theta, data.y), 0.0)
+                H = np.triu(H) + np.triu(H, 1).T
+                rate[i, k] = float(np.abs(np.linalg.solve(H, u)).sum())
+                errs = np.abs(np.asarray(rel.value, dtype=float)[ok] - theta[0])
+            else:
+                rate[i, k] = robust_log.lipschitz * R / float(ev[0])
+                errs = np.linalg.norm(np.asarray(rel.value, dtype=float)[ok] - theta, axis=1)
+            if errs.size:
+                error[i, k] = float(errs.mean())
+    return AccuracyRates(ns=ns, algorithm=algorithm, error=error, rate=rate, released=released)
+
+
+def rate_consistent(ns: ArrayLike, errors: ArrayLike, *, claimed_slope: float, tol: float) -> bool:
+    r"""Whether the fitted log–log slope of ``errors`` (mean over the last axis) against ``ns`` is within ``tol`` of ``claimed_slope``.
+
+    Parameters
+    ----------
+    ns : array_like
+        The sample sizes.
+    errors : array_like
+        Errors, shape (len(ns),) or (len(ns), reps).
+    claimed_slope : float
+        The claimed exponent of n (−1 for :math:`1/n`).
+    tol : float
+        The allowed distance between the fitted and the claimed slope.
+    """
+    e = np.asarray(errors, dtype=float)
+    m = np.nanmean(e, axis=-1) if e.ndim > 1 else e
+    ok = np.isfinite(m)
+    slope = float(np.polyfit(np.log(np.asarray(ns, dtype=float)[ok]), np.log(m[ok]), 1)[0])
+    return abs(slope - claimed_slope) <= tol

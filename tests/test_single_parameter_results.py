@@ -166,10 +166,10 @@ def test_release_thresholds_and_certified_sample_size():
     n_lit = ex.certified_sample_size_nonprivate(4.25 / 300, 4.25, eps=8.0, certificate="printed",
                                                 accounting="source", **kw)
     assert 4e5 < n_pd < n_lit
-    r2 = ex.certificate_r2_nonprivate(n_pd * 4.25 / 300, n_pd * 4.25, int(n_pd), loss="logistic",
+    r2 = ex.certificate_r2_nonprivate(n_pd * 4.25 / 300, n_pd * 4.25, n=int(n_pd), loss="logistic",
                                       norm_bound=math.sqrt(17), d=17, certificate="pdpkit", domain="l2")
     assert r2 <= ex.release_threshold(8.0, 1e-6, accounting="whole")
-    r2_below = ex.certificate_r2_nonprivate(0.99 * n_pd * 4.25 / 300, 0.99 * n_pd * 4.25, int(0.99 * n_pd),
+    r2_below = ex.certificate_r2_nonprivate(0.99 * n_pd * 4.25 / 300, 0.99 * n_pd * 4.25, n=int(0.99 * n_pd),
                                             loss="logistic", norm_bound=math.sqrt(17), d=17,
                                             certificate="pdpkit", domain="l2")
     assert r2_below > ex.release_threshold(8.0, 1e-6, accounting="whole")

@@ -527,7 +527,7 @@ def release_threshold(eps: float, delta: float, *, accounting: str) -> float:
     return 2.0 * e_s / (1.0 + z * z)
 
 
-def certificate_r2_nonprivate(eig_min: ArrayLike, eig_max: ArrayLike, n: ArrayLike, *, loss, norm_bound: float,
+def certificate_r2_nonprivate(eig_min: ArrayLike, eig_max: ArrayLike, *, n: ArrayLike, loss, norm_bound: float,
                               d: int, certificate: str, domain: str = "linf") -> np.ndarray:
     r"""**Non-private**: Alg 5's certificate :math:`r^2` at given (true) extreme eigenvalues of the summed Hessian.
 
@@ -593,11 +593,11 @@ def certified_sample_size_nonprivate(eig_min_avg: float, eig_max_avg: float, *, 
 
     def passes(log_n: float) -> bool:
         n = int(round(10.0 ** log_n))
-        r2 = certificate_r2_nonprivate(n * eig_min_avg, n * eig_max_avg, n, loss=loss, norm_bound=norm_bound, d=d,
+        r2 = certificate_r2_nonprivate(n * eig_min_avg, n * eig_max_avg, n=n, loss=loss, norm_bound=norm_bound, d=d,
                                        certificate=certificate, domain=domain)
         return bool(r2 <= thr)
 
-    grid = np.linspace(1.0, math.log10(n_max), 221)
+    grid = np.linspace(1.0, math.log10(n_max), 111)
     ok = [passes(g) for g in grid]
     if not any(ok):
         return math.inf

@@ -1057,6 +1057,22 @@ def local_modulus(H_data: ArrayLike, u: ArrayLike, consts: StabilityConstants, *
     return float(out) if np.ndim(out) == 0 else out
 
 
+def _certs_and_dimension(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, domain: str,
+                         d: int | None) -> tuple[np.ndarray, np.ndarray, float]:
+    """Broadcast certificates and the dimension factor d_p of the gradient set (d on the cube, 1 on the ball)."""
+    domain = _check_option(domain, "domain", _DOMAINS)
+    if domain == "linf":
+        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
+        dd = float(d)
+    else:
+        dd = 1.0
+    lo = as_finite_array(eig_min_cert, "eig_min_cert")
+    hi = as_finite_array(eig_max_cert, "eig_max_cert")
+    lo, hi = np.broadcast_arrays(lo, hi)
+    return lo, hi, dd
+
+
 def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts: StabilityConstants, *,
                         domain: str = "l2", d: int | None = None) -> Any:
     r"""The certificate :math:`r^2` of (26): :math:`1/(1+r^2) \le \omega(u|D)^2/\omega(u|D')^2 \le 1+r^2`.
@@ -1099,16 +1115,7 @@ def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts
         :math:`r^2` (``inf`` where nothing can be certified).
     """
     consts = _check_consts(consts)
-    domain = _check_option(domain, "domain", _DOMAINS)
-    lo = as_finite_array(eig_min_cert, "eig_min_cert")
-    hi = as_finite_array(eig_max_cert, "eig_max_cert")
-    lo, hi = np.broadcast_arrays(lo, hi)
-    if domain == "linf":
-        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
-        dd = float(d)
-    else:
-        dd = 1.0
+    lo, hi, dd = _certs_and_dimension(eig_min_cert, eig_max_cert, domain, d)
     lam, r, a = consts.lam, consts.norm_bound, consts.alpha
     beta = float(consts.loss.smoothness)
     lam0 = lo + lam
@@ -1178,15 +1185,7 @@ def modulus_ratio_bound_as_printed(eig_min_cert: ArrayLike, eig_max_cert: ArrayL
     domain = _check_option(domain, "domain", _DOMAINS)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer; got {n!r}")
-    if domain == "linf":
-        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
-        dp = float(d)
-    else:
-        dp = 1.0
-    lo = as_finite_array(eig_min_cert, "eig_min_cert")
-    hi = as_finite_array(eig_max_cert, "eig_max_cert")
-    lo, hi = np.broadcast_arrays(lo, hi)
+    lo, hi, dp = _certs_and_dimension(eig_min_cert, eig_max_cert, domain, d)
     a, r, h2, lam = consts.alpha, consts.norm_bound, float(consts.loss.smoothness), consts.lam
     out = np.full(lo.shape, np.inf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -1250,15 +1249,7 @@ def modulus_perturbation_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike,
     consts = _check_consts(consts)
     route = _check_option(route, "route", ("pdpkit", "source"))
     domain = _check_option(domain, "domain", _DOMAINS)
-    if domain == "linf":
-        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
-        dd = float(d)
-    else:
-        dd = 1.0
-    lo = as_finite_array(eig_min_cert, "eig_min_cert")
-    hi = as_finite_array(eig_max_cert, "eig_max_cert")
-    lo, hi = np.broadcast_arrays(lo, hi)
+    lo, hi, dd = _certs_and_dimension(eig_min_cert, eig_max_cert, domain, d)
     lam, r, a = consts.lam, consts.norm_bound, consts.alpha
     h2 = float(consts.loss.smoothness)
     out = np.full(lo.shape, np.inf)

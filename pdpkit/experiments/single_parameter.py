@@ -564,7 +564,7 @@ def certificate_r2_nonprivate(eig_min: ArrayLike, eig_max: ArrayLike, *, n: Arra
         return np.asarray(st.modulus_ratio_bound(lo, hi, c, domain=domain, d=d), dtype=float)
     c = st.stability_constants(loss, norm_bound=norm_bound, neighbours="replace")
     return np.array([st.modulus_ratio_bound_as_printed(a, b, c, n=int(k), domain=domain, d=d)
-                     for a, b, k in zip(lo.ravel(), hi.ravel(), nn.ravel())]).reshape(lo.shape)
+                     for a, b, k in zip(lo.ravel(), hi.ravel(), nn.ravel(), strict=True)]).reshape(lo.shape)
 
 
 def certified_sample_size_nonprivate(eig_min_avg: float, eig_max_avg: float, *, loss, norm_bound: float, d: int,
@@ -592,7 +592,7 @@ def certified_sample_size_nonprivate(eig_min_avg: float, eig_max_avg: float, *, 
     thr = release_threshold(eps, delta, accounting=accounting)
 
     def passes(log_n: float) -> bool:
-        n = int(round(10.0 ** log_n))
+        n = round(10.0 ** log_n)
         r2 = certificate_r2_nonprivate(n * eig_min_avg, n * eig_max_avg, n=n, loss=loss, norm_bound=norm_bound, d=d,
                                        certificate=certificate, domain=domain)
         return bool(r2 <= thr)

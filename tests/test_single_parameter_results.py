@@ -190,3 +190,13 @@ def test_accuracy_rate_is_one_over_n_and_the_statistical_rate_is_rejected(algori
     assert not ex.rate_consistent(ns, res.error, claimed_slope=-0.5, tol=0.1)  # a wrong rate fails
     ratio = np.nanmean(res.error / res.rate, axis=1)
     assert ratio.max() / ratio.min() < 1.6  # the claimed data factor, up to a constant
+
+
+def test_alg3_error_grows_like_sqrt_d_not_the_printed_fourth_root():
+    dims = (2, 4, 8, 16)
+    const = [float(np.nanmean(r.error / r.rate)) for r in
+             (ex.accuracy_against_n([100_000], algorithm="alg3", d=d, eps=2.0, reps=1, draws=200, rng=100 + d)
+              for d in dims)]
+    slope = float(np.polyfit(np.log(dims), np.log(const), 1)[0])
+    assert abs(slope - 0.5) < 0.1
+    assert abs(slope - 0.25) > 0.2  # Thm 1's printed d^(1/4) is rejected

@@ -58,6 +58,9 @@ __all__ = [
     "smooth_output_perturbation",
     "release_linear_functional",
     "local_sensitivity_release_nonprivate",
+    "GatedRelease",
+    "gated_release_budget",
+    "release_if_accepted",
 ]
 
 _NOISE = ("analytic", "eq7", "naive")
@@ -628,3 +631,104 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
                         lambda_min=_scalarize(nan, size), lambda_max=_scalarize(nan, size),
                         eps=math.inf, delta=delta, parts=(("non-private: noise at the true local sensitivity",
                                                            math.inf, 0.0),))
+
+
+# ============================================================== Alg 1 / Lemma 2.5: test and release
+@dataclass(frozen=True, eq=False)
+class GatedRelease:
+    r"""Output of :func:`release_if_accepted` (Alg 1): the test's output, then the release or :math:`\bot`.
+
+    Attributes
+    ----------
+    test_output : Any
+        :math:`M_0(D)`, released in every case (step i).
+    released : bool
+        Whether :math:`M_0(D) \in A` (step ii).
+    value : Any
+        :math:`M_1(D)` when released, ``None`` for :math:`\bot`.
+    eps, delta : float
+        The guarantee of Lemma 2.5: :math:`(\epsilon_0 + \epsilon, e^{\epsilon_0}\delta_0 + \delta)`.
+    """
+
+    test_output: Any
+    released: bool
+    value: Any
+    eps: float
+    delta: float
+
+    def __repr__(self) -> str:
+        return (f"GatedRelease({'released' if self.released else '⊥'}, eps={self.eps:g}, "
+                f"delta={self.delta:g})")
+
+
+def gated_release_budget(*, test_eps: float, test_delta: float, release_eps: float,
+                         release_delta: float) -> tuple[float, float]:
+    r"""Lemma 2.5 (Asi, Duchi & Talwar): Alg 1 is :math:`(\epsilon_0 + \epsilon, e^{\epsilon_0}\delta_0 + \delta)`-DP.
+
+    Parameters
+    ----------
+    test_eps, test_delta : float
+        :math:`(\epsilon_0, \delta_0)`: the test :math:`M_0` is :math:`(\epsilon_0, \delta_0)`-DP and, by
+        Assumption A.2, accepts a data set outside the good set with probability at most :math:`\delta_0`.
+    release_eps, release_delta : float
+        :math:`(\epsilon, \delta)`: the release :math:`M_1` is :math:`(\epsilon, \delta)`-close on the
+        neighbours of every data set in the good set (Assumption A.1).
+
+    Returns
+    -------
+    (float, float)
+        :math:`(\epsilon_0 + \epsilon, e^{\epsilon_0}\delta_0 + \delta)`.
+    """
+    e0 = float(check_nonnegative(test_eps, "test_eps"))
+    d0 = float(check_probability(test_delta, "test_delta"))
+    e1 = float(check_nonnegative(release_eps, "release_eps"))
+    d1 = float(check_probability(release_delta, "release_delta"))
+    return e0 + e1, math.exp(e0) * d0 + d1
+
+
+def release_if_accepted(data: Any, test: Any, accept: Any, release: Any, *, test_eps: float, test_delta: float,
+                        release_eps: float, release_delta: float, rng: Any = None) -> GatedRelease:
+    r"""The test/release scheme (Asi, Duchi & Talwar, Alg 1), with its guarantee (Lemma 2.5).
+
+    i. Release :math:`m_0 = M_0(D)` = ``test(data, gen)``. ii. If ``accept(m_0)`` (:math:`m_0 \in A`),
+    release :math:`M_1(D)` = ``release(data, m_0, gen)``; otherwise :math:`\bot`. The output is
+    :math:`(m_0, M_1(D))` or :math:`(m_0, \bot)`.
+
+    Guarantee (Lemma 2.5): :math:`(\epsilon_0 + \epsilon, e^{\epsilon_0}\delta_0 + \delta)`-DP when
+
+    * :math:`M_0` is :math:`(\epsilon_0, \delta_0)`-DP;
+    * (A.1) there is a statistic :math:`\lambda(D)` and a good set :math:`G` such that, for every
+      accepted :math:`m_0`, :math:`M_1(\cdot, m_0)` is :math:`(\epsilon, \delta)`-close on every
+      neighbouring pair whose first member has :math:`\lambda(D) \in G`;
+    * (A.2) when :math:`\lambda(D) \notin G`, :math:`P(M_0(D) \in A) \le \delta_0`.
+
+    These are properties of the callables, which this function cannot check: it implements
+    the scheme and reports the total of Lemma 2.5 (:func:`gated_release_budget`) from the
+    declared budgets. Alg 3 and Alg 5 (:func:`local_output_perturbation`,
+    :func:`release_linear_functional`) are instances with the test a private eigenvalue bound.
+
+    Parameters
+    ----------
+    data : Any
+        The data set, passed to ``test`` and ``release``.
+    test : callable
+        ``test(data, gen)`` → :math:`m_0`, the :math:`(\epsilon_0, \delta_0)`-DP test.
+    accept : callable
+        ``accept(m_0)`` → bool: membership in the acceptance set :math:`A` (no data access).
+    release : callable
+        ``release(data, m_0, gen)`` → the release :math:`M_1`.
+    test_eps, test_delta, release_eps, release_delta : float
+        The declared budgets (:func:`gated_release_budget`).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    """
+    eps, delta = gated_release_budget(test_eps=test_eps, test_delta=test_delta, release_eps=release_eps,
+                                      release_delta=release_delta)
+    for name, fn in (("test", test), ("accept", accept), ("release", release)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable; got {type(fn).__name__}")
+    gen = as_generator(rng)
+    m0 = test(data, gen)
+    ok = bool(accept(m0))
+    value = release(data, m0, gen) if ok else None
+    return GatedRelease(test_output=m0, released=ok, value=value, eps=eps, delta=delta)

@@ -68,6 +68,8 @@ __all__ = [
     "directional_sensitivity",
     "local_modulus",
     "modulus_ratio_bound",
+    "modulus_ratio_bound_as_printed",
+    "modulus_perturbation_bound",
 ]
 
 _PHIS = ("exp", "tight")
@@ -1055,6 +1057,22 @@ def local_modulus(H_data: ArrayLike, u: ArrayLike, consts: StabilityConstants, *
     return float(out) if np.ndim(out) == 0 else out
 
 
+def _certs_and_dimension(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, domain: str,
+                         d: int | None) -> tuple[np.ndarray, np.ndarray, float]:
+    """Broadcast certificates and the dimension factor d_p of the gradient set (d on the cube, 1 on the ball)."""
+    domain = _check_option(domain, "domain", _DOMAINS)
+    if domain == "linf":
+        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
+        dd = float(d)
+    else:
+        dd = 1.0
+    lo = as_finite_array(eig_min_cert, "eig_min_cert")
+    hi = as_finite_array(eig_max_cert, "eig_max_cert")
+    lo, hi = np.broadcast_arrays(lo, hi)
+    return lo, hi, dd
+
+
 def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts: StabilityConstants, *,
                         domain: str = "l2", d: int | None = None) -> Any:
     r"""The certificate :math:`r^2` of (26): :math:`1/(1+r^2) \le \omega(u|D)^2/\omega(u|D')^2 \le 1+r^2`.
@@ -1097,16 +1115,7 @@ def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts
         :math:`r^2` (``inf`` where nothing can be certified).
     """
     consts = _check_consts(consts)
-    domain = _check_option(domain, "domain", _DOMAINS)
-    lo = as_finite_array(eig_min_cert, "eig_min_cert")
-    hi = as_finite_array(eig_max_cert, "eig_max_cert")
-    lo, hi = np.broadcast_arrays(lo, hi)
-    if domain == "linf":
-        if d is None or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive integer for domain='linf'; got {d!r}")
-        dd = float(d)
-    else:
-        dd = 1.0
+    lo, hi, dd = _certs_and_dimension(eig_min_cert, eig_max_cert, domain, d)
     lam, r, a = consts.lam, consts.norm_bound, consts.alpha
     beta = float(consts.loss.smoothness)
     lam0 = lo + lam
@@ -1131,4 +1140,136 @@ def modulus_ratio_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts
         ok &= L > 0
         r2 = np.maximum(U * U, 1.0 / (L * L)) - 1.0
     out[ok] = r2[ok]
+    return float(out) if out.ndim == 0 else out
+
+
+def modulus_ratio_bound_as_printed(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts: StabilityConstants, *,
+                                   n: int, domain: str = "l2", d: int | None = None) -> Any:
+    r"""The source's certificate (13)–(14) **as printed** — for comparison only; Alg 5 does not use it.
+
+    Asi, Duchi & Talwar, (13) and (14a) (``domain="l2"``) or (14b) with :math:`p = \infty`,
+    :math:`d_p = d` (``domain="linf"``), in the source's averaged convention:
+    :math:`\lambda_0 = (\text{eig\_min\_cert} + \lambda)/n`,
+    :math:`\lambda_1 = (\text{eig\_max\_cert} + \lambda)/n`, :math:`\kappa = \lambda_1/\lambda_0`,
+    :math:`t = t(\lambda_0)` of (9), :math:`R(\lambda_0)` the recursion (10) (both from ``consts``:
+    pass ``neighbours="replace"`` for the source's replace-one :math:`\tau = 2G_0`),
+    :math:`\beta = \frac{\|h''\|_\infty}{[1 - \alpha t]_+}\frac{r^2}{n\lambda_0}`,
+    :math:`\gamma = \alpha r t`, :math:`\gamma' = \alpha r\,t(R(\lambda_0))`,
+    :math:`s_1 = 1/[1 - \alpha r t]_+ - 1`,
+    :math:`s_2 = \frac{\|h''\|_\infty}{n(1 - \beta)[1 - \alpha r t]_+}`; (14a) is
+
+    .. math::
+        \max\Bigl\{\frac{1 + \kappa\frac{\gamma}{1+\gamma}}{1 - \kappa(s_1 + s_2 r)},\;
+        1 + \kappa(s_1 + s_2 r) + \frac{\lambda_1}{R(\lambda_0)}\frac{\gamma'}{1 - \gamma'}\Bigr\}^2 - 1
+
+    and (14b) puts :math:`\sqrt{d_p}\kappa s_1 + 2d_ps_2/\lambda_0` for :math:`\kappa(s_1 + s_2 r)`
+    and :math:`\sqrt{d_p}` before both :math:`\gamma` terms. The printed :math:`[1 - \alpha t]_+`
+    (not :math:`\alpha r t`), :math:`\gamma/(1+\gamma)` and :math:`s_2 r` are kept as printed (the
+    chapter "Releasing one parameter" lists why they are errata). Returns the left side
+    (``inf`` where a denominator is not positive or (C1) fails); Alg 5 as printed releases
+    when it is at most :math:`2\epsilon/(1 + \Phi^{-1}(1 - \delta/2)^2)`. Non-private.
+
+    Parameters
+    ----------
+    eig_min_cert, eig_max_cert : array_like
+        Certified lower / upper bounds on the summed data Hessian's extreme eigenvalues.
+    consts : StabilityConstants
+    n : int
+        The number of records (the source averages its losses).
+    domain : {"l2", "linf"}
+        (14a) or (14b) with :math:`p = \infty`.
+    d : int or None
+        The dimension, required for ``"linf"``.
+    """
+    consts = _check_consts(consts)
+    domain = _check_option(domain, "domain", _DOMAINS)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer; got {n!r}")
+    lo, hi, dp = _certs_and_dimension(eig_min_cert, eig_max_cert, domain, d)
+    a, r, h2, lam = consts.alpha, consts.norm_bound, float(consts.loss.smoothness), consts.lam
+    out = np.full(lo.shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e0 = np.maximum(lo, 0.0)
+        lam0 = (e0 + lam) / n
+        lam1 = (np.maximum(hi, lo) + lam) / n
+        t = parameter_change_bound(e0, consts)
+        Rec = qsc_lambda_min_recursion(consts)(e0)
+        R0 = (Rec + lam) / n
+        t1 = parameter_change_bound(Rec, consts)
+        beta = h2 / np.maximum(1.0 - a * t, 0.0) * r * r / (n * lam0)
+        gam, gam1 = a * r * t, a * r * t1
+        s1 = 1.0 / np.maximum(1.0 - a * r * t, 0.0) - 1.0
+        s2 = h2 / (n * (1.0 - beta) * np.maximum(1.0 - a * r * t, 0.0))
+        kap = lam1 / lam0
+        sq = math.sqrt(dp)
+        pert = kap * (s1 + s2 * r) if domain == "l2" else sq * kap * s1 + 2.0 * dp * s2 / lam0
+        up = (1.0 + sq * kap * gam / (1.0 + gam)) / (1.0 - pert)
+        low = 1.0 + pert + sq * lam1 / R0 * gam1 / (1.0 - gam1)
+        ok = (np.isfinite(t) & np.isfinite(t1) & (lo >= 0) & (beta < 1) & (a * r * t < 1) & (gam1 < 1)
+              & (pert < 1) & (R0 > 0))
+        val = np.maximum(up, low) ** 2 - 1.0
+    out[ok] = val[ok]
+    return float(out) if out.ndim == 0 else out
+
+
+def modulus_perturbation_bound(eig_min_cert: ArrayLike, eig_max_cert: ArrayLike, consts: StabilityConstants, *,
+                               route: str = "pdpkit", domain: str = "l2", d: int | None = None) -> Any:
+    r"""A bound :math:`P` with :math:`|\Delta_1/\Delta_0 - 1| \le P` for the directional sensitivities of neighbours.
+
+    :math:`\Delta_j = \sup_{v \in \mathcal V} u^\top H_j^{-1}v` (:math:`\|H_j^{-1}u\|_2` on an
+    :math:`\ell_2` ball, :math:`\|H_j^{-1}u\|_1` on the cube), :math:`H_0` the Hessian (with
+    :math:`\lambda`) of :math:`D` at :math:`\theta(D)`, :math:`H_1` that of a neighbour at
+    :math:`\theta(D')`, for every unit ``u``, whenever ``eig_min_cert`` :math:`\le \lambda_{\min}`,
+    ``eig_max_cert`` :math:`\ge \lambda_{\max}` and (C1) holds. With :math:`\lambda_0, \lambda_1,
+    \kappa, t, \gamma = \alpha r t` as in :func:`modulus_ratio_bound`:
+
+    * ``route="pdpkit"`` — :math:`\sqrt{\kappa d_p}\,\mu/(1 - \mu)`, :math:`\mu = \gamma + \beta r^2/\lambda_0`
+      (the perturbation term of :func:`modulus_ratio_bound`; :math:`d_p = d` on the cube, 1 on the ball);
+    * ``route="source"`` — the source's own route, Lemma 8.2 (self-similarity with
+      :math:`s_1 = 1/(1 - \gamma) - 1` and, in the summed convention,
+      :math:`s_2 = \beta_2/((1 - \beta')(1 - \gamma)^2)`, :math:`\beta' = \beta_2 r^2/((1 - \gamma)\lambda_0)`,
+      :math:`\beta_2 = \|h''\|_\infty`) followed by Lemma 8.3 on the ball,
+      :math:`\frac{s_1}{2}(1 + \kappa) + s_2\kappa r^2/\lambda_0` (its
+      :math:`\sup_x \lambda_{\max}\|H_0^{-1}x\|^2 \le \kappa r^2/\lambda_0`), or Lemma 8.5 on the
+      cube (:math:`\mathcal V = \mathcal X`, :math:`c = 1`, :math:`\mathrm{rad}_2/\mathrm{ins}_2 = \sqrt d`),
+      :math:`s_1\sqrt d\,\kappa + 2s_2 r^2/\lambda_0`.
+
+    ``inf`` where a condition fails. Vectorized. Non-private.
+
+    Parameters
+    ----------
+    eig_min_cert, eig_max_cert : array_like
+        Certified lower / upper bounds on the data Hessian's extreme eigenvalues.
+    consts : StabilityConstants
+    route : {"pdpkit", "source"}
+    domain : {"l2", "linf"}
+    d : int or None
+        The dimension, required for ``"linf"``.
+    """
+    consts = _check_consts(consts)
+    route = _check_option(route, "route", ("pdpkit", "source"))
+    domain = _check_option(domain, "domain", _DOMAINS)
+    lo, hi, dd = _certs_and_dimension(eig_min_cert, eig_max_cert, domain, d)
+    lam, r, a = consts.lam, consts.norm_bound, consts.alpha
+    h2 = float(consts.loss.smoothness)
+    out = np.full(lo.shape, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lam0 = lo + lam
+        kappa = (np.maximum(hi, lo) + lam) / lam0
+        gam = a * r * parameter_change_bound(np.maximum(lo, 0.0), consts)
+        if route == "pdpkit":
+            mu = gam + h2 * r * r / lam0
+            val = np.sqrt(kappa * dd) * mu / (1.0 - mu)
+            ok = mu < 1
+        else:
+            beta = h2 * r * r / ((1.0 - gam) * lam0)
+            s1 = 1.0 / (1.0 - gam) - 1.0
+            s2 = h2 / ((1.0 - beta) * (1.0 - gam) ** 2)
+            if domain == "l2":
+                val = 0.5 * s1 * (1.0 + kappa) + s2 * kappa * r * r / lam0
+            else:
+                val = s1 * math.sqrt(dd) * kappa + 2.0 * s2 * r * r / lam0
+            ok = (beta < 1) & (gam < 1)
+        ok &= np.isfinite(gam) & (lo >= 0) & (lam0 > 0)
+    out[ok] = val[ok]
     return float(out) if out.ndim == 0 else out

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from numpy.typing import ArrayLike
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +57,13 @@ __all__ = [
     "AdultErrors",
     "adult_errors",
     "adult_certificate_nonprivate",
+    "release_threshold",
+    "certificate_r2_nonprivate",
+    "certified_sample_size_nonprivate",
+    "adult_population_eigs_nonprivate",
+    "AccuracyRates",
+    "accuracy_against_n",
+    "rate_consistent",
 ]
 
 METHODS = ("local", "nonprivate", "objpert", "output")
@@ -479,3 +488,270 @@ def adult_certificate_nonprivate(ns: Sequence[int], *, eps: float = 4.0, delta: 
         rows.append((n, ev[0], ev[-1], float(st.modulus_ratio_bound(ev[0], ev[-1], consts, domain="linf", d=d)),
                      float(st.modulus_ratio_bound(ev[0], ev[-1], consts, domain="l2")), thr))
     return np.array(rows)
+
+
+# ------------------------------------------------- Figs 6–7: which change keeps Alg 5 from releasing
+CERTIFICATES = ("pdpkit", "printed")
+ACCOUNTINGS = ("pdpkit", "source", "whole")
+
+
+def release_threshold(eps: float, delta: float, *, accounting: str) -> float:
+    r"""The largest certificate :math:`r^2` Alg 5 may accept at a total budget :math:`(\epsilon, \delta)`.
+
+    :math:`2\epsilon_s/(1 + \Phi^{-1}(1 - \delta_s/2)^2)` (Lemma A.1 (iii), (14)) at the per-step
+    budget of the accounting: ``"pdpkit"`` — four steps, :math:`(\epsilon/4, \delta/(4 + e^{\epsilon/4}))`
+    (the chapter's recount of Cor 3.6); ``"source"`` — Cor 3.6's three steps,
+    :math:`(\epsilon/3, \delta/(1 + e^{\epsilon/3} + e^{2\epsilon/3}))`; ``"whole"`` — the whole
+    :math:`(\epsilon, \delta)` on the variance test, a ceiling no accounting can exceed.
+
+    Parameters
+    ----------
+    eps : float
+        Total ε of Alg 5, in nats.
+    delta : float
+        Total δ of Alg 5, in (0, 1).
+    accounting : str
+        ``"pdpkit"``, ``"source"`` or ``"whole"``.
+    """
+    from scipy import stats as _stats
+
+    if accounting not in ACCOUNTINGS:
+        raise ValueError(f"accounting must be one of {ACCOUNTINGS}; got {accounting!r}")
+    if accounting == "pdpkit":
+        e_s, d_s = eps / 4.0, delta / (4.0 + math.exp(eps / 4.0))
+    elif accounting == "source":
+        e_s, d_s = eps / 3.0, delta / (1.0 + math.exp(eps / 3.0) + math.exp(2.0 * eps / 3.0))
+    else:
+        e_s, d_s = eps, delta
+    z = _stats.norm.isf(d_s / 2.0)
+    return 2.0 * e_s / (1.0 + z * z)
+
+
+def certificate_r2_nonprivate(eig_min: ArrayLike, eig_max: ArrayLike, *, n: ArrayLike, loss, norm_bound: float,
+                              d: int, certificate: str, domain: str = "linf") -> np.ndarray:
+    r"""**Non-private**: Alg 5's certificate :math:`r^2` at given (true) extreme eigenvalues of the summed Hessian.
+
+    ``certificate="pdpkit"``: :func:`pdpkit.stability.modulus_ratio_bound` with add/remove
+    neighbours (what :func:`pdpkit.single.release_linear_functional` tests);
+    ``"printed"``: :func:`pdpkit.stability.modulus_ratio_bound_as_printed`, the source's (13)–(14)
+    with its replace-one neighbours. Vectorized over ``n`` (with ``eig_min``, ``eig_max``).
+
+    Parameters
+    ----------
+    eig_min, eig_max : array_like
+        Smallest and largest eigenvalue of the summed data Hessian at θ(D), one per ``n``.
+    n : array_like
+        The sample sizes.
+    loss : object
+        The GLM loss.
+    norm_bound : float
+        Public bound r on the row norms.
+    d : int
+        Dimension d.
+    certificate : str
+        ``"pdpkit"`` or ``"printed"``.
+    domain : str, default 'linf'
+        ``"linf"`` (rows in a cube: Prop 8.3, (14b)) or ``"l2"`` (Prop 8.2, (14a)).
+    """
+    from .. import stability as st
+
+    if certificate not in CERTIFICATES:
+        raise ValueError(f"certificate must be one of {CERTIFICATES}; got {certificate!r}")
+    lo, hi, nn = np.broadcast_arrays(np.asarray(eig_min, float), np.asarray(eig_max, float),
+                                     np.asarray(n, dtype=np.int64))
+    if certificate == "pdpkit":
+        c = st.stability_constants(loss, norm_bound=norm_bound)
+        return np.asarray(st.modulus_ratio_bound(lo, hi, c, domain=domain, d=d), dtype=float)
+    c = st.stability_constants(loss, norm_bound=norm_bound, neighbours="replace")
+    return np.array([st.modulus_ratio_bound_as_printed(a, b, c, n=int(k), domain=domain, d=d)
+                     for a, b, k in zip(lo.ravel(), hi.ravel(), nn.ravel(), strict=True)]).reshape(lo.shape)
+
+
+def certified_sample_size_nonprivate(eig_min_avg: float, eig_max_avg: float, *, loss, norm_bound: float, d: int,
+                                     eps: float, delta: float, certificate: str, accounting: str,
+                                     domain: str = "linf", n_max: float = 1e12) -> float:
+    r"""**Non-private**: the smallest n at which Alg 5's test passes when the Hessian is :math:`n` times a fixed one.
+
+    The summed Hessian of n records drawn from a population with averaged Hessian eigenvalues
+    ``eig_min_avg``, ``eig_max_avg`` has extreme eigenvalues close to :math:`n` times them (exactly
+    so in expectation at the population's θ); at these *true* eigenvalues — the most favourable
+    certificates Algs 2 and 4 could return — the smallest n (to 0.1%) with
+    :func:`certificate_r2_nonprivate` :math:`\le` :func:`release_threshold`. ``inf`` if none up to ``n_max``.
+
+    Parameters
+    ----------
+    eig_min_avg, eig_max_avg : float
+        Extreme eigenvalues of the averaged Hessian.
+    loss, norm_bound, d, certificate, domain
+        As in :func:`certificate_r2_nonprivate`.
+    eps, delta, accounting
+        As in :func:`release_threshold`.
+    n_max : float, default 1e12
+        The largest n searched.
+    """
+    thr = release_threshold(eps, delta, accounting=accounting)
+
+    def passes(log_n: float) -> bool:
+        n = round(10.0 ** log_n)
+        r2 = certificate_r2_nonprivate(n * eig_min_avg, n * eig_max_avg, n=n, loss=loss, norm_bound=norm_bound, d=d,
+                                       certificate=certificate, domain=domain)
+        return bool(r2 <= thr)
+
+    grid = np.linspace(1.0, math.log10(n_max), 111)
+    ok = [passes(g) for g in grid]
+    if not any(ok):
+        return math.inf
+    j = ok.index(True)
+    if j == 0:
+        return 10.0
+    lo, hi = grid[j - 1], grid[j]
+    while hi - lo > 4e-4:  # the certificate decreases in n: bisection on log10 n
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    return float(round(10.0 ** hi))
+
+
+def adult_population_eigs_nonprivate() -> tuple[float, float, int, int]:
+    r"""**Non-private**: extreme eigenvalues of Adult's averaged logistic Hessian at the population θ, N and d.
+
+    The 45,222 complete rows of :func:`adult_features`, unregularized logistic loss; a bootstrap
+    sample of size n has summed Hessian :math:`\approx n` times this one.
+    """
+    from ..losses import logistic
+
+    X, y, _ = adult_features()
+    th = fit_nonprivate(X, y, logistic)
+    ev = np.linalg.eigvalsh(_hessian(X, logistic.d2(X @ th, y), 0.0), UPLO="U") / X.shape[0]
+    return float(ev[0]), float(ev[-1]), int(X.shape[0]), int(X.shape[1])
+
+
+# ------------------------------------------------------- accuracy claims: Thm 1, Thm 2, Prop 7.1
+ALGORITHMS = ("alg3", "alg5", "alg7")
+
+
+@dataclass(frozen=True)
+class AccuracyRates:
+    r"""Errors of a released estimate against :math:`\theta(D)` over :math:`n`, and the claimed rate's data-dependent factor.
+
+    ``error[i, k]`` is the mean over ``draws`` noise draws of :math:`\|\hat\theta - \theta(D)\|_2`
+    (Alg 3, Alg 7) or :math:`|T - \theta_1(D)|` (Alg 5) on the ``k``-th data set of size
+    ``ns[i]`` (NaN if nothing was released); ``rate[i, k]`` the factor of the claimed bound
+    that depends on the data: :math:`G_0/\lambda_{\min}` (Thm 1, Prop 7.1; the source's
+    :math:`G_0/(n\lambda_{\min}(P_n))` in its averaged convention) or
+    :math:`\sup_{x \in [-1,1]^d} |u^\top H^{-1}x| = \|H^{-1}u\|_1` (Thm 2; the source's
+    :math:`\frac1n\sup_x |u^\top(P_n\ddot\ell)^{-1}x|`), all in the summed convention.
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    algorithm : str
+        ``"alg3"``, ``"alg5"`` or ``"alg7"``.
+    error : numpy.ndarray
+        Mean error per data set, shape (len(ns), reps).
+    rate : numpy.ndarray
+        The claimed rate's data factor, shape (len(ns), reps).
+    released : numpy.ndarray
+        Fraction of draws released, shape (len(ns), reps).
+    """
+
+    ns: np.ndarray
+    algorithm: str
+    error: np.ndarray
+    rate: np.ndarray
+    released: np.ndarray
+
+    def slope(self) -> float:
+        """Least-squares slope of log(mean error) against log n over the points with a release."""
+        m = np.nanmean(self.error, axis=1)
+        ok = np.isfinite(m)
+        return float(np.polyfit(np.log(self.ns[ok]), np.log(m[ok]), 1)[0])
+
+
+def accuracy_against_n(ns: Sequence[int], *, algorithm: str, d: int = 3, eps: float = 2.0, delta: float = 1e-6,
+                       reps: int = 3, draws: int = 200, rng=None) -> AccuracyRates:
+    r"""Errors of Alg 3 (Thm 1), Alg 5 (Thm 2) or Alg 7 (Prop 7.1) over :math:`n` on §4.1's robust regression.
+
+    Each data set is released ``draws`` times (the test and the noise drawn afresh each time);
+    ``error`` averages the released draws. Thm 1, Thm 2 and Prop 7.1 bound the error by a
+    constant times ``rate`` (times :math:`\frac1\epsilon\sqrt{\log\frac1\delta}` and a
+    dimension factor), and ``rate`` falls like :math:`1/n` since :math:`\lambda_{\min}` grows
+    like :math:`n`: the claimed rate is :math:`n^{-1}` at fixed :math:`d, \epsilon, \delta`.
+    Alg 5 releases the first coordinate on the cube (``domain="linf"``).
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n.
+    algorithm : str
+        ``"alg3"``, ``"alg5"`` or ``"alg7"``.
+    d : int, default 3
+        Dimension d.
+    eps : float, default 2.0
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float, default 1e-06
+        δ of the (ε, δ) guarantee, in (0, 1).
+    reps : int, default 3
+        Data sets per n.
+    draws : int, default 200
+        Releases per data set.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+    from ..single import smooth_output_perturbation
+
+    gen = as_generator(rng)
+    ns = np.asarray(ns, dtype=int)
+    shape = (ns.size, reps)
+    error, rate, released = np.full(shape, np.nan), np.full(shape, np.nan), np.zeros(shape)
+    u = np.zeros(d)
+    u[0] = 1.0
+    for i, n in enumerate(ns):
+        for k in range(reps):
+            data = make_robust_regression(int(n), d=d, rng=gen)
+            R = data.norm_bound
+            theta, ev = fit_and_eigs_nonprivate(data.X, data.y)
+            kw = dict(lam=0.0, norm_bound=R, rng=gen, size=draws)
+            if algorithm == "alg3":
+                rel = local_output_perturbation(data.X, data.y, robust_log, eps, delta, **kw)
+            elif algorithm == "alg7":
+                rel = smooth_output_perturbation(data.X, data.y, robust_log, eps, delta, n_max=int(n), **kw)
+            else:
+                rel = release_linear_functional(data.X, data.y, robust_log, u, eps, delta, domain="linf",
+                                                cap=int(n) * robust_log.smoothness * R * R, **kw)
+            ok = np.asarray(rel.released, dtype=bool)
+            released[i, k] = ok.mean()
+            if algorithm == "alg5":
+                H = _hessian(data.X, robust_log.d2(data.X @ theta, data.y), 0.0)
+                H = np.triu(H) + np.triu(H, 1).T
+                rate[i, k] = float(np.abs(np.linalg.solve(H, u)).sum())
+                errs = np.abs(np.asarray(rel.value, dtype=float)[ok] - theta[0])
+            else:
+                rate[i, k] = robust_log.lipschitz * R / float(ev[0])
+                errs = np.linalg.norm(np.asarray(rel.value, dtype=float)[ok] - theta, axis=1)
+            if errs.size:
+                error[i, k] = float(errs.mean())
+    return AccuracyRates(ns=ns, algorithm=algorithm, error=error, rate=rate, released=released)
+
+
+def rate_consistent(ns: ArrayLike, errors: ArrayLike, *, claimed_slope: float, tol: float) -> bool:
+    r"""Whether the fitted log–log slope of ``errors`` (mean over the last axis) against ``ns`` is within ``tol`` of ``claimed_slope``.
+
+    Parameters
+    ----------
+    ns : array_like
+        The sample sizes.
+    errors : array_like
+        Errors, shape (len(ns),) or (len(ns), reps).
+    claimed_slope : float
+        The claimed exponent of n (−1 for :math:`1/n`).
+    tol : float
+        The allowed distance between the fitted and the claimed slope.
+    """
+    e = np.asarray(errors, dtype=float)
+    m = np.nanmean(e, axis=-1) if e.ndim > 1 else e
+    ok = np.isfinite(m)
+    slope = float(np.polyfit(np.log(np.asarray(ns, dtype=float)[ok]), np.log(m[ok]), 1)[0])
+    return abs(slope - claimed_slope) <= tol

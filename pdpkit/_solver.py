@@ -13,6 +13,7 @@ privacy report reuse.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -693,11 +694,17 @@ def _grad_scale(X: np.ndarray, y: np.ndarray, loss: GLMLoss) -> float:
 
 # ------------------------------------------------------------ certified gradient
 _U = 2.0 ** -53        # unit roundoff of float64
-_CERT_CHUNK = 8192     # rows per block of the certified gradient
+_ETA = 2.0 ** -1074    # the smallest subnormal: the absolute error of a product that underflows
 _LOSS_ULPS = 8.0       # assumed accuracy of a loss's f' in float64, relative
-# The certified sum runs in numpy's long double: x87 extended precision on x86-64 (u = 2^-64);
+# The block sums are added in numpy's long double: x87 extended precision on x86-64 (u = 2^-64);
 # where long double is float64 its own unit roundoff enters the bound, which stays rigorous.
 _U_LONG = float(np.finfo(np.longdouble).eps) / 2.0
+#: Bits kept in the leading part of a split factor (rows, f' and theta; see _split).
+_SPLIT_BITS = 20
+#: Rows per sub-block of the certified gradient: 2^11 products of two 21-bit integers sum exactly.
+_CERT_ROWS = 2048
+#: Bytes of a sub-block of the certified gradient (it stays in cache while it is read nine times).
+_CERT_BYTES = 1 << 21
 
 
 def _gamma(k: int, u: float = _U) -> float:
@@ -705,31 +712,111 @@ def _gamma(k: int, u: float = _U) -> float:
     return k * u / (1.0 - k * u)
 
 
+def _split(a: np.ndarray, amax: float, bits: int, hi: np.ndarray | None = None,
+           lo: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float] | None:
+    r"""``a = hi + lo`` exactly, ``hi`` an integer multiple of ``unit`` with ``|hi| <= (2^bits + 1) unit``, ``|lo| <= unit``.
+
+    ``amax >= max|a|`` (> 0, finite); ``unit = 2^(e - bits)`` for :math:`2^{e-1} \le` ``amax``
+    :math:`< 2^e`. Rump, Ogita & Oishi's ExtractScalar (SIAM J. Sci. Comput. 31, 2008,
+    Lemma 3.3): with :math:`\sigma = 2^{e + 53 - bits}`, ``hi = fl(fl(sigma + a) - sigma)``
+    and ``lo = fl(a - hi)`` are exact splits. ``None`` when :math:`\sigma` would overflow.
+    ``hi`` and ``lo`` may be given as output buffers of ``a``'s shape.
+    """
+    e = math.frexp(amax)[1]
+    if e + 53 - bits > 1023:
+        return None
+    sigma = math.ldexp(1.0, e + 53 - bits)
+    hi = np.add(a, sigma, out=hi)
+    hi -= sigma
+    return hi, np.subtract(a, hi, out=lo), math.ldexp(1.0, e - bits)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(shape: tuple[int, int], count: int) -> list[np.ndarray]:
+    """``count`` float64 work arrays of ``shape``, kept per thread (no page faults of fresh large arrays per block)."""
+    key = (shape, count)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or bufs[0] != key:
+        bufs = (key, [np.empty(shape) for _ in range(count)])
+        _SCRATCH.bufs = bufs
+    return bufs[1]
+
+
 def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray) -> tuple:
-    """One block of the certified gradient: (sum f' x in long double, sum |x||f'|, error sum, sub-blocks, max rows)."""
-    d = Xe.shape[1]
-    k = max(64, min(_CERT_CHUNK, (1 << 22) // (16 * max(d, 1))))  # long double copies of O(4 MB)
+    r"""One block of the certified gradient: (sum f' x as two float64 words, sum of the summed terms' magnitudes,
+    per-coordinate error bound, number of summed terms, the long double's unit roundoff).
+
+    Every product that matters is exact in float64 BLAS: the rows, :math:`f'` and :math:`\theta`
+    are split (:func:`_split`) into a leading part of at most 21 significant bits on a common
+    grid and a remainder. A dot product of leading parts is a sum of integers (times one power
+    of two) below :math:`2^{53}`, so any BLAS computes it exactly, in any order, with or without
+    FMA; the remainders' products are :math:`2^{-20}` smaller and carry Higham's bound. The
+    exact partial sums of the sub-blocks are then added in long double. A block whose scale
+    would leave float64's exponent range is summed in plain float64 with Higham's bound instead.
+    """
+    n_rows, d = Xe.shape
     acc = np.zeros(d, dtype=np.longdouble)
-    A = np.zeros(d)   # sum_i |x_ij| |f'_i|
-    E = np.zeros(d)   # sum_i |x_ij| * (bound on the error of f'_i: margin and evaluation)
-    ath = np.abs(theta)
-    th_long = theta.astype(np.longdouble)
+    T = np.zeros(d)   # sum of |t| over the terms t added in long double
+    E = np.zeros(d)   # bound on everything else: margins, evaluation of f', the sub-blocks' remainders
+    m = 0
     beta = loss.smoothness
     c_sc = loss.self_concordance
-    g_long = _gamma(d, _U_LONG)
     squared = isinstance(loss, Squared)
-    nb = 0
-    for s in range(0, Xe.shape[0], k):
-        Xc = Xe[s:s + k]
-        Xl = Xc.astype(np.longdouble)
-        # the margins, accurate to long double, then rounded once (einsum: ~1.6x numpy's long double matmul)
-        z = np.einsum("ij,j->i", Xl, th_long).astype(np.float64)
+    bits = _SPLIT_BITS
+    tmax = float(np.max(np.abs(theta))) if d else 0.0
+    bits_t = 31 - int(d).bit_length()  # d (2^bits + 1)(2^bits_t + 1) < 2^53: the margins' leading dot is exact
+    th_split = _split(theta, tmax, bits_t) if tmax > 0 and bits_t >= 1 else None
+    th_l1 = float(np.sum(np.abs(theta)))
+    g_d1 = _gamma(d + 1)
+    kk = max(64, min(_CERT_ROWS, _CERT_BYTES // (8 * max(d, 1))))
+    bufs = _scratch((min(kk, n_rows), d), 3)
+    for s in range(0, n_rows, kk):
+        Xc = Xe[s:s + kk]
+        k = Xc.shape[0]
         ycc = yc[s:s + k]
+        Ac = np.abs(Xc, out=bufs[0][:k])
+        xmax = float(Ac.max()) if Ac.size else 0.0
+        xs = _split(Xc, xmax, bits, bufs[1][:k], bufs[2][:k]) if xmax > 0 else None
+        exact_z = xs is not None and th_split is not None and (
+            math.frexp(xmax)[1] + math.frexp(tmax)[1] - bits - bits_t >= -1000)
+        if exact_z:
+            X1, X2, unit_x = xs
+            t1, t2, unit_t = th_split
+            x1max = (2.0 ** bits + 1.0) * unit_x
+            z = X1 @ t1  # exact
+            z += (X1 @ t2 + X2 @ theta)
+            c1 = x1max * float(np.sum(np.abs(t2))) + unit_x * th_l1
+            dz = 1.01 * (_U * np.abs(z) + g_d1 * c1 + 2 * d * _ETA)
+        else:  # zero rows or theta, or an extreme scale: plain float64 margins, Higham's bound
+            z = Xc @ theta
+            dz = 1.01 * (_U * np.abs(z) + _gamma(d) * (Ac @ np.abs(theta)) + d * _ETA)
         d1, d2 = loss._d1_d2(z, ycc)
-        acc += Xl.T @ d1.astype(np.longdouble)
-        Ac = np.abs(Xc)
-        A += Ac.T @ np.abs(d1)
-        dz = g_long * (Ac @ ath) * (1.0 + 1e-3) + _U * np.abs(z)
+        fmax = float(np.max(np.abs(d1))) if k else 0.0
+        if fmax == 0.0:
+            pass  # nothing to sum
+        elif xs is not None:
+            X1, X2, unit_x = xs
+            fs = _split(d1, fmax, bits)
+            if fs is not None and math.frexp(xmax)[1] + math.frexp(fmax)[1] - 2 * bits >= -1000:
+                f1, f2, unit_f = fs
+                x1max = (2.0 ** bits + 1.0) * unit_x
+                parts = (X1.T @ f1, X1.T @ f2, X2.T @ d1)  # the first exact
+                E += (_gamma(k) * (k * x1max * unit_f + unit_x * float(np.sum(np.abs(d1)))) + 2 * k * _ETA)
+            else:
+                parts = (Xc.T @ d1,)
+                E += _gamma(k) * (Ac.T @ np.abs(d1)) + k * _ETA
+            for p in parts:
+                acc += p
+                T += np.abs(p)
+            m += len(parts)
+        else:
+            parts = (Xc.T @ d1,)
+            E += _gamma(k) * (Ac.T @ np.abs(d1)) + k * _ETA
+            acc += parts[0]
+            T += np.abs(parts[0])
+            m += 1
         if math.isfinite(c_sc) and c_sc >= 0:
             curv = np.where(c_sc * dz < 1.0, np.minimum(beta, 1.01 * d2 * np.exp(np.minimum(c_sc * dz, 1.0))), beta)
         else:  # pragma: no cover - every pdpkit loss is quasi-self-concordant
@@ -738,18 +825,16 @@ def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray)
         if squared:  # f' = z - y: the subtraction's error is relative to |z| + |y|
             ev = ev + 2.0 * _U * (np.abs(z) + np.abs(ycc))
         E += Ac.T @ (curv * dz + ev)
-        nb += 1
     hi = acc.astype(np.float64)
     # the long-double sum travels as two float64 words (portable between machines whose long
     # double differs), with the unit roundoff of the machine that formed it
-    return (hi, (acc - hi).astype(np.float64), A, E, nb, min(k, Xe.shape[0]), _U_LONG)
+    return (hi, (acc - hi).astype(np.float64), T, E, m, _U_LONG)
 
 
 def _comb_cert(a: tuple, b: tuple) -> tuple:
     s = (a[0].astype(np.longdouble) + a[1]) + (b[0].astype(np.longdouble) + b[1])
     hi = s.astype(np.float64)
-    return (hi, (s - hi).astype(np.float64), a[2] + b[2], a[3] + b[3], a[4] + b[4], max(a[5], b[5]),
-            max(a[6], b[6], _U_LONG))
+    return (hi, (s - hi).astype(np.float64), a[2] + b[2], a[3] + b[3], a[4] + b[4], max(a[5], b[5], _U_LONG))
 
 
 def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray,
@@ -757,20 +842,25 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
     r"""The perturbed gradient :math:`\hat g \approx \nabla J(\theta; D) + b` and a rigorous bound on its error.
 
     Returns ``(g, err)`` with :math:`\|\hat g - (\nabla J(\theta; D) + b)\|_2 \le` ``err`` for the
-    float64 vector ``theta`` as given. The margins :math:`x_i^\top\theta` are formed in long double
-    and rounded to float64 (error :math:`\Delta_i \le\gamma^{\rm long}_d|x_i|^\top|\theta| + u|z_i|`,
-    Higham 2002, §3.1), which moves :math:`f'`
+    float64 vector ``theta`` as given. Rows, :math:`\theta` and :math:`f'` are split exactly into
+    a leading part on a coarse grid and a remainder (:func:`_split`, Rump, Ogita & Oishi 2008),
+    so that the dot products of leading parts are sums of integers below :math:`2^{53}`:
+    exact in float64 BLAS in any order. The margins are then accurate to
+    :math:`\Delta_i \le u|z_i| + \gamma_{d+1}(\ldots)` (the remainders' products, about
+    :math:`2^{-20}` of the whole, with Higham 2002, §3.1), which moves :math:`f'`
     by at most :math:`1.01 f''_i e^{c\Delta_i}\Delta_i` for a loss with quasi-self-concordance
     constant :math:`c` (while :math:`c\Delta_i < 1`; Asi, Duchi & Talwar, Lemma 2.1) and by
     :math:`\beta\Delta_i` otherwise; :math:`f'` itself is assumed accurate to :data:`_LOSS_ULPS`
     units in the last place (relative; for the squared loss, :math:`f' = z - y` is accurate to
-    :math:`2u(|z| + |y|)`); the sum over rows
-    :math:`\sum_i f'_i x_i` runs in long double (error :math:`\le\gamma^{\rm long}_{k+B}\sum_i|x_{ij}||f'_i|`
-    for blocks of at most :math:`k` rows and :math:`B` blocks summed in any order: one after
-    another in a process, or as a tree of partial sums across Dask workers; the partial sums
+    :math:`2u(|z| + |y|)`). The sum :math:`\sum_i f'_i x_i` is formed per sub-block of at most
+    :data:`_CERT_ROWS` rows as an exact leading sum plus the remainders' sums (Higham's
+    bound), and these :math:`m` partial sums are added in long double in any order (error
+    :math:`\le\gamma^{\rm long}_{m}\sum|t|` over the partial sums :math:`t`): one after
+    another in a process, or as a tree across Dask workers; the partial sums
     travel as two float64 words and the bound takes the coarsest long double among the machines
-    that summed, so a cluster whose workers' long double is only float64 stays rigorous), and the final
-    additions in float64. The rows are read block by block (the rows the model is fitted on,
+    that summed, so a cluster whose workers' long double is only float64 stays rigorous. A
+    block whose scale would leave float64's exponent range is summed in plain float64 with
+    Higham's bound. The final additions are in float64. The rows are read block by block (the rows the model is fitted on,
     intercept and clipping included: :class:`_Rows`). Every bound is per coordinate, in
     absolute values, inflated by 1 % for the rounding of the bound itself.
     """
@@ -778,13 +868,13 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
     n, d = rows.shape
     beta = loss.smoothness
     if n == 0:
-        hi, lo, A, E, blocks, k, u_long = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d), 0, 1, _U_LONG
+        hi, lo, T, E, m, u_long = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d), 0, _U_LONG
     else:
-        hi, lo, A, E, blocks, k, u_long = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
+        hi, lo, T, E, m, u_long = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
     u_long = max(u_long, _U_LONG)  # the coarsest long double among the machines that summed
     S = hi + lo
     g = S + lam * theta + b
-    err = (_gamma(max(k, 1) + blocks + 1, u_long) * A + _U * np.abs(S) + E
+    err = (_gamma(m + 1, u_long) * T + _U * np.abs(S) + E
            + 3.0 * _U * (np.abs(S) + np.abs(lam * theta) + np.abs(b)))
     if not (math.isfinite(beta) and np.all(np.isfinite(err))):  # pragma: no cover
         return g, math.inf

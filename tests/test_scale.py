@@ -193,7 +193,62 @@ def test_certificate_partials_carry_their_machines_roundoff():
 
     X, y = _data(500, 3, seed=4)
     part = _solver._k_cert(X, y, 0, LOGISTIC, np.ones(3))
-    coarse = (*part[:6], 2.0 ** -53)
-    assert _solver._comb_cert(part, coarse)[6] == 2.0 ** -53
+    coarse = (*part[:5], 2.0 ** -53)
+    assert _solver._comb_cert(part, coarse)[5] == 2.0 ** -53
     hi, lo = _solver._comb_cert(part, part)[:2]
     np.testing.assert_allclose(hi + lo, 2 * (part[0] + part[1]), rtol=1e-15)
+
+
+def _adversarial_block(k, d, seed):
+    """Rows of mixed scales (tiny, huge, exact zeros, powers of two, a constant column) and f' in (-1, 1)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(k, d)) * np.exp2(rng.integers(-30, 4, size=(k, 1)))
+    X[::7, 0] = 0.0
+    X[::11, -1] = 2.0 ** -40
+    X[:, 1] = 3.0  # an intercept-like constant column
+    f = np.tanh(rng.normal(size=k) * 3) * np.exp2(rng.integers(-12, 1, size=k))
+    return X, f
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_certificate_split_is_exact_and_its_leading_sums_are_exact(seed):
+    from pdpkit import _solver
+
+    X, f = _adversarial_block(_solver._CERT_ROWS, 3, seed)
+    bits = _solver._SPLIT_BITS
+    X1, X2, unit = _solver._split(X, float(np.max(np.abs(X))), bits)
+    f1, f2, unit_f = _solver._split(f, float(np.max(np.abs(f))), bits)
+    for a, hi, lo, u in ((X.ravel(), X1.ravel(), X2.ravel(), unit), (f, f1, f2, unit_f)):
+        assert all(Fraction(h) + Fraction(lo_) == Fraction(v) for v, h, lo_ in zip(a, hi, lo, strict=True))
+        assert np.all(np.abs(lo) <= u) and np.all(np.mod(hi, u) == 0) and np.all(np.abs(hi) <= (2 ** bits + 1) * u)
+    # the leading parts' dot products over a whole sub-block are exact in float64 BLAS
+    got = X1.T @ f1
+    exact = [sum((Fraction(a) * Fraction(b) for a, b in zip(X1[:, j], f1, strict=True)), Fraction(0)) for j in range(3)]
+    assert [Fraction(v) for v in got] == exact
+
+
+def test_certificate_split_budget_is_needed():
+    # the test of the tester: leading parts of 30 bits overflow float64's 53 and the sum is no longer exact
+    from pdpkit import _solver
+
+    X, f = _adversarial_block(_solver._CERT_ROWS, 3, 0)
+    X1 = _solver._split(X, float(np.max(np.abs(X))), 30)[0]
+    f1 = _solver._split(f, float(np.max(np.abs(f))), 30)[0]
+    got = X1.T @ f1
+    exact = [sum((Fraction(a) * Fraction(b) for a, b in zip(X1[:, j], f1, strict=True)), Fraction(0)) for j in range(3)]
+    assert [Fraction(v) for v in got] != exact
+
+
+def test_certificate_bounds_the_exact_gradient_on_mixed_scales():
+    rng = np.random.default_rng(11)
+    n, d = 2500, 4
+    X = rng.normal(size=(n, d)) * np.exp2(rng.integers(-20, 1, size=(n, 1)))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    theta = rng.normal(size=d) * np.array([30.0, 1.0, 1e-3, 0.0])
+    b = rng.normal(size=d)
+    for block_rows in (n, 300, 37):  # one block, several, and sub-blocks shorter than the split's
+        g, err = _certified_gradient(_Rows(X, block_rows=block_rows), y, LOGISTIC, 0.3, b, theta)
+        true = _exact_gradient_norm(X, y, 0.3, b, theta)
+        assert abs(float(np.linalg.norm(g)) - true) <= err
+        assert err < 1e-11 * (1.0 + true)

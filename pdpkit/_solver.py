@@ -421,14 +421,6 @@ def _chol_lower(H_upper: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(U.T)
 
 
-# Large-n shortcuts (see _newton): a random 1/_SUB_FRACTION of the rows is used for a warm
-# start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
-_SUB_FRACTION = 16
-_SUB_MIN_ROWS_PER_DIM = 10
-_SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
-_CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
-
-
 class _NoConvergence(RuntimeError):
     pass
 
@@ -442,14 +434,25 @@ def _margins(Xe: np.ndarray, T: np.ndarray) -> np.ndarray:
     return Z
 
 
-def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, want_h: bool) -> tuple:
-    """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1]."""
+def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, want_h: bool,
+            curv_out: np.ndarray | None = None) -> tuple:
+    """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1].
+
+    ``curv_out`` (in-memory rows only): a pair of (n,) arrays that receive the block's f'' and margins at ``off``;
+    or (f'', margins, squared row norms, margins along ``v``, ``v``).
+    """
     d = Xe.shape[1]
     if Xe.shape[0] == 0:
         return (0.0, np.zeros(d), np.zeros((d, d), order="F") if want_h else None, 0.0)
     Z = _margins(Xe, T)
     z = Z[:, 0]
     d1, d2 = loss._d1_d2(z, yc)
+    if curv_out is not None:
+        curv_out[0][off:off + Xe.shape[0]] = d2
+        curv_out[1][off:off + Xe.shape[0]] = z
+        if len(curv_out) > 2:  # and the squared row norms and margins along a fixed vector
+            curv_out[2][off:off + Xe.shape[0]] = np.einsum("ij,ij->i", Xe, Xe)
+            np.dot(Xe, curv_out[4], out=curv_out[3][off:off + Xe.shape[0]])
     fs = float(np.sum(loss._value(z, yc)))
     g = Xe.T @ d1
     H = None
@@ -466,10 +469,13 @@ def _comb_eval(a: tuple, b: tuple) -> tuple:
 
 
 def _evaluate(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: float, b: np.ndarray, weight: float,
-              want_h: bool, p: np.ndarray | None = None) -> tuple:
-    r"""One pass at ``theta``: objective, its rounding scale, gradient, Hessian (upper, or None), max :math:`|x_i^\top p|`."""
+              want_h: bool, p: np.ndarray | None = None, curv_out: np.ndarray | None = None) -> tuple:
+    r"""One pass at ``theta``: objective, its rounding scale, gradient, Hessian (upper, or None), max :math:`|x_i^\top p|`.
+
+    ``curv_out``: a pair of (n,) arrays that receive every row's :math:`f''` and margin (in-memory rows only).
+    """
     T = theta[:, None] if p is None else np.column_stack([theta, p])
-    fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h)), combine=_comb_eval)
+    fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h), curv_out), combine=_comb_eval)
     vals = weight * fs
     reg = 0.5 * lam * float(theta @ theta)
     lin = float(b @ theta)
@@ -488,10 +494,12 @@ def _hessian_rows(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: fl
     return _evaluate(rows, y, loss, theta, lam, np.zeros_like(theta), weight, True)[3]
 
 
-def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray) -> np.ndarray:
-    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block."""
+def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, curv: np.ndarray | None = None) -> np.ndarray:
+    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block (f'' read from ``curv`` when given)."""
     if Xe.shape[0] == 0:
         return np.zeros(Xe.shape[1])
+    if curv is not None:
+        return Xe.T @ (curv[off:off + Xe.shape[0]] * (Xe @ T[:, 1]))
     Z = _margins(Xe, T)
     d2 = loss._d1_d2(Z[:, 0], yc)[1]
     return Xe.T @ (d2 * Z[:, 1])
@@ -547,8 +555,20 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         except _NoConvergence:  # pragma: no cover - a warm start is optional
             theta0 = None
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
+    # in-memory rows keep every row's f'' and margin of the last evaluation: a Hessian-vector product
+    # then reads X twice in cache instead of forming the margins again, and the preconditioner is
+    # built from them (a few vectors of n floats, 1/d of X each)
+    curv = (np.empty(n), np.empty(n)) if (method == "newton-cg" and not rows.dask) else None
+    defl = None
+    stats = None
+    if curv is not None and d > 2 and n >= 2 * d:
+        rows_mean = rows_sub if warm else rows
+        xbar = _map_reduce(rows_mean, None, _k_colsum) / max(rows_mean.n, 1)
+        stats = (np.empty(n), np.empty(n), xbar)  # filled by the first evaluation
+        defl = (xbar, stats[:2])
     forced = method == "newton" and not use_sub  # form the Hessian with the next evaluation
-    F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced)
+    F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced,
+                                   curv_out=None if curv is None else curv + (stats or ()))
     gnorm = float(np.linalg.norm(g))
     g_ref = max(gnorm, 1e-300)  # the forcing terms of Newton-CG are relative to the first gradient
     n_iter = 0
@@ -577,7 +597,9 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                 drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
-            p = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref)
+            precond = None if defl is None else _Deflation(theta, defl[0], curv, defl[1], weight, lam)
+            p = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref, precond=precond,
+                              curv=None if curv is None else curv[0])
         gtp = float(g @ p)
         if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
             p, gtp = -g, -gnorm * gnorm
@@ -586,7 +608,10 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         step = 1.0
         while True:
             th_new = theta + step * p
-            F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p)
+            # max|x_i^T p| steers the chord steps (Newton) and the warm start's stop; Newton-CG skips it
+            p_move = p if (method == "newton" or warm_move is not None) else None
+            F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p_move,
+                                                            curv_out=curv)
             # Armijo; when the predicted decrease is below the objective's rounding error the
             # comparison is meaningless and the full Newton step is taken.
             if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
@@ -621,30 +646,86 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
     return theta, z, loss._d1_d2(z, y)[1], gnorm, n_iter
 
 
-def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0):
-    """Truncated conjugate gradients on H p = -g with H v = w X^T (f'' * (X v)) + lam v (one pass per product).
+#: Largest relative residual of a Newton-CG step (Eisenstat-Walker forcing term, capped).
+_FORCING_MAX = 0.5
+
+
+def _k_colsum(Xe: np.ndarray, yc: Any, off: int) -> np.ndarray:
+    return Xe.sum(axis=0)
+
+
+class _Deflation:
+    r"""A preconditioner for :math:`H = w X^\top\operatorname{diag}(f'')X + \lambda I` from O(n) cached numbers.
+
+    A GLM's Hessian is nearly a multiple of the identity on most directions (for well-scaled
+    features) with a few outliers: along :math:`\theta` the curvature is lower (rows with a
+    large margin have a small :math:`f''`), along the mean row higher (features with a common
+    offset, an intercept). With :math:`V` an orthonormal basis of :math:`\{\theta, \bar x\}`,
+    :math:`P^{-1} r = V (V^\top H V)^{-1} V^\top r + (I - VV^\top) r / \alpha`, :math:`\alpha` the
+    mean curvature on the complement, :math:`(\operatorname{tr} H - \operatorname{tr} V^\top H V)/(d - k)`.
+    :math:`V^\top H V` and :math:`\operatorname{tr} H` come exactly from the cached margins
+    :math:`X\theta`, :math:`X\bar x`, squared row norms and :math:`f''` (O(n k) work, no pass).
+    SPD whatever the data: conjugate gradients converge with it in any case.
+    """
+
+    def __init__(self, theta: np.ndarray, xbar: np.ndarray, curv: tuple, stats: tuple, weight: float,
+                 lam: float) -> None:
+        d = theta.shape[0]
+        fpp, z = curv
+        rn2, m = stats
+        A = np.column_stack([theta, xbar])
+        M = np.column_stack([z, m])
+        scale = np.linalg.norm(A, axis=0)
+        keep = scale > 0
+        A, M = A[:, keep] / scale[keep], M[:, keep] / scale[keep]
+        V, R = np.linalg.qr(A) if A.shape[1] else (np.zeros((d, 0)), np.zeros((0, 0)))
+        ok = np.abs(np.diag(R)) > 1e-6
+        V, R, M = V[:, ok], R[np.ix_(ok, ok)], M[:, ok]
+        XV = sla.solve_triangular(R, M.T, trans="T", lower=False).T if V.shape[1] else M
+        k = V.shape[1]
+        W = weight * (XV.T @ (fpp[:, None] * XV)) + lam * np.eye(k)
+        tr = weight * float(fpp @ rn2) + d * lam
+        alpha = (tr - float(np.trace(W))) / max(d - k, 1)
+        self.V = V
+        self.alpha = alpha if alpha > lam else max(tr / d, lam)
+        self.W = sla.cho_factor(W, check_finite=False) if k else None
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        if self.W is None:
+            return r / self.alpha
+        c = self.V.T @ r
+        return self.V @ sla.cho_solve(self.W, c, check_finite=False) + (r - self.V @ c) / self.alpha
+
+
+def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, precond=None, curv=None):
+    """Truncated (preconditioned) conjugate gradients on H p = -g, H v = w X^T (f'' * (X v)) + lam v (one pass per product).
 
     Stops at the residual ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's choice relative
     to the first gradient's norm ``g_ref``: superlinear convergence whatever the scale of the sum).
+    ``precond``: an object whose ``solve(r)`` applies an SPD approximation of H^{-1} (:class:`_Deflation`);
+    ``curv``: every row's f'' at ``theta`` (then a product does not form the margins again).
     """
     d = g.shape[0]
     gnorm = float(np.linalg.norm(g))
-    forcing = min(0.5, math.sqrt(gnorm / g_ref)) * gnorm
+    forcing = min(_FORCING_MAX, math.sqrt(gnorm / g_ref)) * gnorm
     max_cg = max_cg or min(d, 500)
     p = np.zeros(d)
     r = -g.copy()
-    s = r.copy()
-    rr = float(r @ r)
+    z = r if precond is None else precond.solve(r)
+    s = z.copy()
+    rz = float(r @ z)
     for _ in range(max_cg):
-        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, np.column_stack([theta, s]))) + lam * s
-        alpha = rr / float(s @ Hs)
+        T = np.column_stack([theta, s])
+        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, T, curv)) + lam * s
+        alpha = rz / float(s @ Hs)
         p += alpha * s
         r -= alpha * Hs
-        rr_new = float(r @ r)
-        if math.sqrt(rr_new) <= forcing:
+        if float(np.linalg.norm(r)) <= forcing:
             break
-        s = r + (rr_new / rr) * s
-        rr = rr_new
+        z = r if precond is None else precond.solve(r)
+        rz_new = float(r @ z)
+        s = z + (rz_new / rz) * s
+        rz = rz_new
     return p
 
 

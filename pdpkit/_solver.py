@@ -513,7 +513,8 @@ _SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^
 _CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
 
 
-def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
+def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None,
+                 certify_tol=None, cert_out=None):
     r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
 
     Every evaluation is one pass over the rows (:func:`_evaluate`: objective, gradient and,
@@ -537,6 +538,11 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products
     (one pass each). With ``warm_move`` set (warm-start use), the iteration stops as soon as a
     full step moves no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
+
+    With ``certify_tol`` (and ``weight`` 1), a Newton-CG step that is predicted to be the last
+    and that the line search accepts whatever the objective's value is evaluated by
+    :func:`_certified_gradient` instead of a plain pass; when it certifies ``certify_tol``, the
+    iteration ends there and ``(g, err)`` is appended to ``cert_out`` (one pass saved).
     """
     n, d = rows.shape
     c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
@@ -575,6 +581,8 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     sub = use_sub
     factor = None
     drift = math.inf
+    k_nl = math.inf  # the Newton-CG step's nonlinear remainder over |g|^2, not known yet
+    last = False
     while gnorm > grad_tol:
         if n_iter >= max_iter:
             raise _NoConvergence(
@@ -598,8 +606,18 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
             precond = None if defl is None else _Deflation(theta, defl[0], curv, defl[1], weight, lam)
-            p = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref, precond=precond,
-                              curv=None if curv is None else curv[0])
+            # Never solve the Newton system more accurately than the step's nonlinear remainder
+            # (about k_nl |g|^2, k_nl measured on the previous steps); when that remainder is
+            # predicted below a quarter of the tolerance, solve to half of it and finish in this step.
+            forcing = min(_FORCING_MAX, math.sqrt(gnorm / g_ref)) * gnorm
+            remainder = k_nl * gnorm * gnorm
+            last = grad_tol > 0 and remainder <= 0.25 * grad_tol
+            if last:
+                forcing = 0.5 * grad_tol
+            elif remainder < math.inf:
+                forcing = max(forcing, remainder)
+            p, resid = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref, precond=precond,
+                                     curv=None if curv is None else curv[0], forcing=forcing)
         gtp = float(g @ p)
         if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
             p, gtp = -g, -gnorm * gnorm
@@ -608,6 +626,13 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         step = 1.0
         while True:
             th_new = theta + step * p
+            if (certify_tol is not None and method == "newton-cg" and last and step == 1.0 and weight == 1.0
+                    and -gtp <= 64 * _EPS * Fscale):
+                g_c, err_c = _certified_gradient(rows, y, loss, lam, b, th_new)
+                gnorm_c = float(np.linalg.norm(g_c))
+                if gnorm_c + err_c <= certify_tol:
+                    cert_out.append((g_c, err_c))
+                    return th_new, gnorm_c, n_iter, None
             # max|x_i^T p| steers the chord steps (Newton) and the warm start's stop; Newton-CG skips it
             p_move = p if (method == "newton" or warm_move is not None) else None
             F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p_move,
@@ -623,6 +648,9 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                     "what float64 resolves for this problem); increase grad_tol or lam")
         theta, F, Fscale, g, H = th_new, F_new, Fscale_new, g_new, H_new
         gnorm_new = float(np.linalg.norm(g))
+        if method == "newton-cg" and step == 1.0 and gnorm > 0:
+            # g(theta + p) = g + H p + remainder, and g + H p = -(CG's residual)
+            k_nl = float(np.linalg.norm(g + resid)) / (gnorm * gnorm)
         move = c * step * mv if n else 0.0
         ratio = gnorm_new / gnorm if gnorm > 0 else 0.0
         gnorm = gnorm_new
@@ -697,17 +725,20 @@ class _Deflation:
         return self.V @ sla.cho_solve(self.W, c, check_finite=False) + (r - self.V @ c) / self.alpha
 
 
-def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, precond=None, curv=None):
+def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, precond=None, curv=None,
+                  forcing=None):
     """Truncated (preconditioned) conjugate gradients on H p = -g, H v = w X^T (f'' * (X v)) + lam v (one pass per product).
 
-    Stops at the residual ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's choice relative
-    to the first gradient's norm ``g_ref``: superlinear convergence whatever the scale of the sum).
+    Stops at the residual ``forcing``, by default ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's
+    choice relative to the first gradient's norm ``g_ref``: superlinear convergence whatever the
+    scale of the sum). Returns the step p and its residual r = -g - H p.
     ``precond``: an object whose ``solve(r)`` applies an SPD approximation of H^{-1} (:class:`_Deflation`);
     ``curv``: every row's f'' at ``theta`` (then a product does not form the margins again).
     """
     d = g.shape[0]
     gnorm = float(np.linalg.norm(g))
-    forcing = min(_FORCING_MAX, math.sqrt(gnorm / g_ref)) * gnorm
+    if forcing is None:
+        forcing = min(_FORCING_MAX, math.sqrt(gnorm / g_ref)) * gnorm
     max_cg = max_cg or min(d, 500)
     p = np.zeros(d)
     r = -g.copy()
@@ -726,7 +757,7 @@ def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, 
         rz_new = float(r @ z)
         s = z + (rz_new / rz) * s
         rz = rz_new
-    return p
+    return p, r
 
 
 def _k_normal(Xe: np.ndarray, yc: Any, off: int) -> tuple:
@@ -1005,12 +1036,16 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
             if method == "closed-form":
                 theta, gnorm, H = _closed_form_squared(rows, y, loss, lam, b, target, theta0=theta)
             else:
+                cert: list = []
                 theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
-                                              theta0=theta)
+                                                   theta0=theta, certify_tol=grad_tol if certify else None,
+                                                   cert_out=cert)
                 n_iter += it
             if not certify:
                 break
-            g, err = _certified_gradient(rows, y, loss, lam, b, theta)
+            # the certificate at theta: formed with the last step when it certified there
+            g, err = cert[0] if (method != "closed-form" and cert) else _certified_gradient(rows, y, loss, lam, b,
+                                                                                             theta)
             gnorm = float(np.linalg.norm(g))
             if gnorm + err <= grad_tol:
                 break

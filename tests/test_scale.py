@@ -252,3 +252,30 @@ def test_certificate_bounds_the_exact_gradient_on_mixed_scales():
         true = _exact_gradient_norm(X, y, 0.3, b, theta)
         assert abs(float(np.linalg.norm(g)) - true) <= err
         assert err < 1e-11 * (1.0 + true)
+
+
+def test_newton_cg_certifies_with_its_last_step(monkeypatch):
+    # Newton-CG (warm start, deflation preconditioner, cached f'') forms the certificate with its
+    # last step when it predicts that step to be the last: the released point still certifies
+    from pdpkit import _solver
+
+    X, y = _data(3000, 5, seed=7)
+    b = np.random.default_rng(3).normal(size=5)
+    calls = []
+    real = _solver._certified_gradient
+
+    def counting(*args, **kw):
+        import sys
+
+        calls.append(sys._getframe(1).f_code.co_name)  # who asked for the certificate
+        return real(*args, **kw)
+
+    monkeypatch.setattr(_solver, "_certified_gradient", counting)
+    tol = 1e-9
+    theta, _gnorm, _tau, _it, method, _c = _solve(X, y, LOGISTIC, 0.7, b, tol, 200, "newton-cg", want_hessian=False)
+    assert method == "newton-cg" and calls == ["_newton_rows"]
+    assert _exact_gradient_norm(X, y, 0.7, b, theta) <= tol
+    # the same point from the plain iteration (certificate after it) agrees to the tolerance
+    monkeypatch.setattr(_solver, "_certified_gradient", real)
+    plain, *_ = _solve(X, y, LOGISTIC, 0.7, b, tol / 2, 200, "newton", want_hessian=False)
+    assert float(np.linalg.norm(theta - plain)) <= 2 * tol / 0.7

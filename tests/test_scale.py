@@ -279,3 +279,30 @@ def test_newton_cg_certifies_with_its_last_step(monkeypatch):
     monkeypatch.setattr(_solver, "_certified_gradient", real)
     plain, *_ = _solve(X, y, LOGISTIC, 0.7, b, tol / 2, 200, "newton", want_hessian=False)
     assert float(np.linalg.norm(theta - plain)) <= 2 * tol / 0.7
+
+
+@pytest.mark.parametrize("keys", ["real", "constant", "reversed"])
+def test_member_matching_by_sorted_keys_is_exact_whatever_the_keys(monkeypatch, keys):
+    # the sort-merge key only proposes pairs: with every key equal (each pair by position is a guess)
+    # or keys that pair the wrong rows, a permutation is still accepted and a changed row refused
+    X, y = _data(1500, 4, seed=9)
+    X[100:110] = X[90]  # duplicate rows, some with another label
+    y[100:105] = -y[90]
+    fit = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=1)
+    expected = objpert.ex_post_pdp(fit, X, y, X, y, member=True)
+    if keys == "constant":
+        monkeypatch.setattr(objpert, "_k_key", lambda Xe, yc, off: np.zeros(Xe.shape[0]))
+    elif keys == "reversed":
+        real = objpert._k_key
+        monkeypatch.setattr(objpert, "_k_key", lambda Xe, yc, off: -real(Xe, yc, off) * (1 + (off % 2)))
+    perm = np.random.default_rng(2).permutation(1500)
+    got = objpert.ex_post_pdp(fit, X, y, X[perm], y[perm], member=True)
+    np.testing.assert_allclose(got, expected[perm], rtol=1e-12)
+    sub = perm[:300]  # a subset of the records
+    np.testing.assert_allclose(objpert.ex_post_pdp(fit, X, y, X[sub], y[sub], member=True), expected[sub],
+                               rtol=1e-12)
+    bad_y = y[perm].copy()
+    k = int(np.flatnonzero(perm == 95)[0])
+    bad_y[k] = -bad_y[k]  # an existing row with a label it does not have
+    with pytest.raises(ValueError, match=rf"target_x\[{k}\]"):
+        objpert.ex_post_pdp(fit, X, y, X[perm], bad_y, member=True)

@@ -13,6 +13,7 @@ privacy report reuse.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -420,14 +421,6 @@ def _chol_lower(H_upper: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(U.T)
 
 
-# Large-n shortcuts (see _newton): a random 1/_SUB_FRACTION of the rows is used for a warm
-# start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
-_SUB_FRACTION = 16
-_SUB_MIN_ROWS_PER_DIM = 10
-_SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
-_CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
-
-
 class _NoConvergence(RuntimeError):
     pass
 
@@ -441,14 +434,25 @@ def _margins(Xe: np.ndarray, T: np.ndarray) -> np.ndarray:
     return Z
 
 
-def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, want_h: bool) -> tuple:
-    """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1]."""
+def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, want_h: bool,
+            curv_out: np.ndarray | None = None) -> tuple:
+    """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1].
+
+    ``curv_out`` (in-memory rows only): a pair of (n,) arrays that receive the block's f'' and margins at ``off``;
+    or (f'', margins, squared row norms, margins along ``v``, ``v``).
+    """
     d = Xe.shape[1]
     if Xe.shape[0] == 0:
         return (0.0, np.zeros(d), np.zeros((d, d), order="F") if want_h else None, 0.0)
     Z = _margins(Xe, T)
     z = Z[:, 0]
     d1, d2 = loss._d1_d2(z, yc)
+    if curv_out is not None:
+        curv_out[0][off:off + Xe.shape[0]] = d2
+        curv_out[1][off:off + Xe.shape[0]] = z
+        if len(curv_out) > 2:  # and the squared row norms and margins along a fixed vector
+            curv_out[2][off:off + Xe.shape[0]] = np.einsum("ij,ij->i", Xe, Xe)
+            np.dot(Xe, curv_out[4], out=curv_out[3][off:off + Xe.shape[0]])
     fs = float(np.sum(loss._value(z, yc)))
     g = Xe.T @ d1
     H = None
@@ -465,10 +469,13 @@ def _comb_eval(a: tuple, b: tuple) -> tuple:
 
 
 def _evaluate(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: float, b: np.ndarray, weight: float,
-              want_h: bool, p: np.ndarray | None = None) -> tuple:
-    r"""One pass at ``theta``: objective, its rounding scale, gradient, Hessian (upper, or None), max :math:`|x_i^\top p|`."""
+              want_h: bool, p: np.ndarray | None = None, curv_out: np.ndarray | None = None) -> tuple:
+    r"""One pass at ``theta``: objective, its rounding scale, gradient, Hessian (upper, or None), max :math:`|x_i^\top p|`.
+
+    ``curv_out``: a pair of (n,) arrays that receive every row's :math:`f''` and margin (in-memory rows only).
+    """
     T = theta[:, None] if p is None else np.column_stack([theta, p])
-    fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h)), combine=_comb_eval)
+    fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h), curv_out), combine=_comb_eval)
     vals = weight * fs
     reg = 0.5 * lam * float(theta @ theta)
     lin = float(b @ theta)
@@ -487,10 +494,12 @@ def _hessian_rows(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: fl
     return _evaluate(rows, y, loss, theta, lam, np.zeros_like(theta), weight, True)[3]
 
 
-def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray) -> np.ndarray:
-    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block."""
+def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, curv: np.ndarray | None = None) -> np.ndarray:
+    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block (f'' read from ``curv`` when given)."""
     if Xe.shape[0] == 0:
         return np.zeros(Xe.shape[1])
+    if curv is not None:
+        return Xe.T @ (curv[off:off + Xe.shape[0]] * (Xe @ T[:, 1]))
     Z = _margins(Xe, T)
     d2 = loss._d1_d2(Z[:, 0], yc)[1]
     return Xe.T @ (d2 * Z[:, 1])
@@ -504,7 +513,8 @@ _SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^
 _CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
 
 
-def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None):
+def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None,
+                 certify_tol=None, cert_out=None):
     r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
 
     Every evaluation is one pass over the rows (:func:`_evaluate`: objective, gradient and,
@@ -528,6 +538,11 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products
     (one pass each). With ``warm_move`` set (warm-start use), the iteration stops as soon as a
     full step moves no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
+
+    With ``certify_tol`` (and ``weight`` 1), a Newton-CG step that is predicted to be the last
+    and that the line search accepts whatever the objective's value is evaluated by
+    :func:`_certified_gradient` instead of a plain pass; when it certifies ``certify_tol``, the
+    iteration ends there and ``(g, err)`` is appended to ``cert_out`` (one pass saved).
     """
     n, d = rows.shape
     c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
@@ -546,14 +561,28 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         except _NoConvergence:  # pragma: no cover - a warm start is optional
             theta0 = None
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
+    # in-memory rows keep every row's f'' and margin of the last evaluation: a Hessian-vector product
+    # then reads X twice in cache instead of forming the margins again, and the preconditioner is
+    # built from them (a few vectors of n floats, 1/d of X each)
+    curv = (np.empty(n), np.empty(n)) if (method == "newton-cg" and not rows.dask) else None
+    defl = None
+    stats = None
+    if curv is not None and d > 2 and n >= 2 * d:
+        rows_mean = rows_sub if warm else rows
+        xbar = _map_reduce(rows_mean, None, _k_colsum) / max(rows_mean.n, 1)
+        stats = (np.empty(n), np.empty(n), xbar)  # filled by the first evaluation
+        defl = (xbar, stats[:2])
     forced = method == "newton" and not use_sub  # form the Hessian with the next evaluation
-    F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced)
+    F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced,
+                                   curv_out=None if curv is None else curv + (stats or ()))
     gnorm = float(np.linalg.norm(g))
     g_ref = max(gnorm, 1e-300)  # the forcing terms of Newton-CG are relative to the first gradient
     n_iter = 0
     sub = use_sub
     factor = None
     drift = math.inf
+    k_nl = math.inf  # the Newton-CG step's nonlinear remainder over |g|^2, not known yet
+    last = False
     while gnorm > grad_tol:
         if n_iter >= max_iter:
             raise _NoConvergence(
@@ -576,7 +605,19 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                 drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
-            p = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref)
+            precond = None if defl is None else _Deflation(theta, defl[0], curv, defl[1], weight, lam)
+            # Never solve the Newton system more accurately than the step's nonlinear remainder
+            # (about k_nl |g|^2, k_nl measured on the previous steps); when that remainder is
+            # predicted below a quarter of the tolerance, solve to half of it and finish in this step.
+            forcing = min(_FORCING_MAX, math.sqrt(gnorm / g_ref)) * gnorm
+            remainder = k_nl * gnorm * gnorm
+            last = grad_tol > 0 and remainder <= 0.25 * grad_tol
+            if last:
+                forcing = 0.5 * grad_tol
+            elif remainder < math.inf:
+                forcing = max(forcing, remainder)
+            p, resid = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref, precond=precond,
+                                     curv=None if curv is None else curv[0], forcing=forcing)
         gtp = float(g @ p)
         if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
             p, gtp = -g, -gnorm * gnorm
@@ -585,7 +626,17 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         step = 1.0
         while True:
             th_new = theta + step * p
-            F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p)
+            if (certify_tol is not None and method == "newton-cg" and last and step == 1.0 and weight == 1.0
+                    and -gtp <= 64 * _EPS * Fscale):
+                g_c, err_c = _certified_gradient(rows, y, loss, lam, b, th_new)
+                gnorm_c = float(np.linalg.norm(g_c))
+                if gnorm_c + err_c <= certify_tol:
+                    cert_out.append((g_c, err_c))
+                    return th_new, gnorm_c, n_iter, None
+            # max|x_i^T p| steers the chord steps (Newton) and the warm start's stop; Newton-CG skips it
+            p_move = p if (method == "newton" or warm_move is not None) else None
+            F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p_move,
+                                                            curv_out=curv)
             # Armijo; when the predicted decrease is below the objective's rounding error the
             # comparison is meaningless and the full Newton step is taken.
             if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
@@ -597,6 +648,9 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                     "what float64 resolves for this problem); increase grad_tol or lam")
         theta, F, Fscale, g, H = th_new, F_new, Fscale_new, g_new, H_new
         gnorm_new = float(np.linalg.norm(g))
+        if method == "newton-cg" and step == 1.0 and gnorm > 0:
+            # g(theta + p) = g + H p + remainder, and g + H p = -(CG's residual)
+            k_nl = float(np.linalg.norm(g + resid)) / (gnorm * gnorm)
         move = c * step * mv if n else 0.0
         ratio = gnorm_new / gnorm if gnorm > 0 else 0.0
         gnorm = gnorm_new
@@ -620,31 +674,90 @@ def _newton(X, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta
     return theta, z, loss._d1_d2(z, y)[1], gnorm, n_iter
 
 
-def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0):
-    """Truncated conjugate gradients on H p = -g with H v = w X^T (f'' * (X v)) + lam v (one pass per product).
+#: Largest relative residual of a Newton-CG step (Eisenstat-Walker forcing term, capped).
+_FORCING_MAX = 0.5
 
-    Stops at the residual ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's choice relative
-    to the first gradient's norm ``g_ref``: superlinear convergence whatever the scale of the sum).
+
+def _k_colsum(Xe: np.ndarray, yc: Any, off: int) -> np.ndarray:
+    return Xe.sum(axis=0)
+
+
+class _Deflation:
+    r"""A preconditioner for :math:`H = w X^\top\operatorname{diag}(f'')X + \lambda I` from O(n) cached numbers.
+
+    A GLM's Hessian is nearly a multiple of the identity on most directions (for well-scaled
+    features) with a few outliers: along :math:`\theta` the curvature is lower (rows with a
+    large margin have a small :math:`f''`), along the mean row higher (features with a common
+    offset, an intercept). With :math:`V` an orthonormal basis of :math:`\{\theta, \bar x\}`,
+    :math:`P^{-1} r = V (V^\top H V)^{-1} V^\top r + (I - VV^\top) r / \alpha`, :math:`\alpha` the
+    mean curvature on the complement, :math:`(\operatorname{tr} H - \operatorname{tr} V^\top H V)/(d - k)`.
+    :math:`V^\top H V` and :math:`\operatorname{tr} H` come exactly from the cached margins
+    :math:`X\theta`, :math:`X\bar x`, squared row norms and :math:`f''` (O(n k) work, no pass).
+    SPD whatever the data: conjugate gradients converge with it in any case.
+    """
+
+    def __init__(self, theta: np.ndarray, xbar: np.ndarray, curv: tuple, stats: tuple, weight: float,
+                 lam: float) -> None:
+        d = theta.shape[0]
+        fpp, z = curv
+        rn2, m = stats
+        A = np.column_stack([theta, xbar])
+        M = np.column_stack([z, m])
+        scale = np.linalg.norm(A, axis=0)
+        keep = scale > 0
+        A, M = A[:, keep] / scale[keep], M[:, keep] / scale[keep]
+        V, R = np.linalg.qr(A) if A.shape[1] else (np.zeros((d, 0)), np.zeros((0, 0)))
+        ok = np.abs(np.diag(R)) > 1e-6
+        V, R, M = V[:, ok], R[np.ix_(ok, ok)], M[:, ok]
+        XV = sla.solve_triangular(R, M.T, trans="T", lower=False).T if V.shape[1] else M
+        k = V.shape[1]
+        W = weight * (XV.T @ (fpp[:, None] * XV)) + lam * np.eye(k)
+        tr = weight * float(fpp @ rn2) + d * lam
+        alpha = (tr - float(np.trace(W))) / max(d - k, 1)
+        self.V = V
+        self.alpha = alpha if alpha > lam else max(tr / d, lam)
+        self.W = sla.cho_factor(W, check_finite=False) if k else None
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        if self.W is None:
+            return r / self.alpha
+        c = self.V.T @ r
+        return self.V @ sla.cho_solve(self.W, c, check_finite=False) + (r - self.V @ c) / self.alpha
+
+
+def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, precond=None, curv=None,
+                  forcing=None):
+    """Truncated (preconditioned) conjugate gradients on H p = -g, H v = w X^T (f'' * (X v)) + lam v (one pass per product).
+
+    Stops at the residual ``forcing``, by default ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's
+    choice relative to the first gradient's norm ``g_ref``: superlinear convergence whatever the
+    scale of the sum). Returns the step p and its residual r = -g - H p.
+    ``precond``: an object whose ``solve(r)`` applies an SPD approximation of H^{-1} (:class:`_Deflation`);
+    ``curv``: every row's f'' at ``theta`` (then a product does not form the margins again).
     """
     d = g.shape[0]
     gnorm = float(np.linalg.norm(g))
-    forcing = min(0.5, math.sqrt(gnorm / g_ref)) * gnorm
+    if forcing is None:
+        forcing = min(_FORCING_MAX, math.sqrt(gnorm / g_ref)) * gnorm
     max_cg = max_cg or min(d, 500)
     p = np.zeros(d)
     r = -g.copy()
-    s = r.copy()
-    rr = float(r @ r)
+    z = r if precond is None else precond.solve(r)
+    s = z.copy()
+    rz = float(r @ z)
     for _ in range(max_cg):
-        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, np.column_stack([theta, s]))) + lam * s
-        alpha = rr / float(s @ Hs)
+        T = np.column_stack([theta, s])
+        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, T, curv)) + lam * s
+        alpha = rz / float(s @ Hs)
         p += alpha * s
         r -= alpha * Hs
-        rr_new = float(r @ r)
-        if math.sqrt(rr_new) <= forcing:
+        if float(np.linalg.norm(r)) <= forcing:
             break
-        s = r + (rr_new / rr) * s
-        rr = rr_new
-    return p
+        z = r if precond is None else precond.solve(r)
+        rz_new = float(r @ z)
+        s = z + (rz_new / rz) * s
+        rz = rz_new
+    return p, r
 
 
 def _k_normal(Xe: np.ndarray, yc: Any, off: int) -> tuple:
@@ -693,11 +806,17 @@ def _grad_scale(X: np.ndarray, y: np.ndarray, loss: GLMLoss) -> float:
 
 # ------------------------------------------------------------ certified gradient
 _U = 2.0 ** -53        # unit roundoff of float64
-_CERT_CHUNK = 8192     # rows per block of the certified gradient
+_ETA = 2.0 ** -1074    # the smallest subnormal: the absolute error of a product that underflows
 _LOSS_ULPS = 8.0       # assumed accuracy of a loss's f' in float64, relative
-# The certified sum runs in numpy's long double: x87 extended precision on x86-64 (u = 2^-64);
+# The block sums are added in numpy's long double: x87 extended precision on x86-64 (u = 2^-64);
 # where long double is float64 its own unit roundoff enters the bound, which stays rigorous.
 _U_LONG = float(np.finfo(np.longdouble).eps) / 2.0
+#: Bits kept in the leading part of a split factor (rows, f' and theta; see _split).
+_SPLIT_BITS = 20
+#: Rows per sub-block of the certified gradient: 2^11 products of two 21-bit integers sum exactly.
+_CERT_ROWS = 2048
+#: Bytes of a sub-block of the certified gradient (it stays in cache while it is read nine times).
+_CERT_BYTES = 1 << 21
 
 
 def _gamma(k: int, u: float = _U) -> float:
@@ -705,31 +824,111 @@ def _gamma(k: int, u: float = _U) -> float:
     return k * u / (1.0 - k * u)
 
 
+def _split(a: np.ndarray, amax: float, bits: int, hi: np.ndarray | None = None,
+           lo: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float] | None:
+    r"""``a = hi + lo`` exactly, ``hi`` an integer multiple of ``unit`` with ``|hi| <= (2^bits + 1) unit``, ``|lo| <= unit``.
+
+    ``amax >= max|a|`` (> 0, finite); ``unit = 2^(e - bits)`` for :math:`2^{e-1} \le` ``amax``
+    :math:`< 2^e`. Rump, Ogita & Oishi's ExtractScalar (SIAM J. Sci. Comput. 31, 2008,
+    Lemma 3.3): with :math:`\sigma = 2^{e + 53 - bits}`, ``hi = fl(fl(sigma + a) - sigma)``
+    and ``lo = fl(a - hi)`` are exact splits. ``None`` when :math:`\sigma` would overflow.
+    ``hi`` and ``lo`` may be given as output buffers of ``a``'s shape.
+    """
+    e = math.frexp(amax)[1]
+    if e + 53 - bits > 1023:
+        return None
+    sigma = math.ldexp(1.0, e + 53 - bits)
+    hi = np.add(a, sigma, out=hi)
+    hi -= sigma
+    return hi, np.subtract(a, hi, out=lo), math.ldexp(1.0, e - bits)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(shape: tuple[int, int], count: int) -> list[np.ndarray]:
+    """``count`` float64 work arrays of ``shape``, kept per thread (no page faults of fresh large arrays per block)."""
+    key = (shape, count)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or bufs[0] != key:
+        bufs = (key, [np.empty(shape) for _ in range(count)])
+        _SCRATCH.bufs = bufs
+    return bufs[1]
+
+
 def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray) -> tuple:
-    """One block of the certified gradient: (sum f' x in long double, sum |x||f'|, error sum, sub-blocks, max rows)."""
-    d = Xe.shape[1]
-    k = max(64, min(_CERT_CHUNK, (1 << 22) // (16 * max(d, 1))))  # long double copies of O(4 MB)
+    r"""One block of the certified gradient: (sum f' x as two float64 words, sum of the summed terms' magnitudes,
+    per-coordinate error bound, number of summed terms, the long double's unit roundoff).
+
+    Every product that matters is exact in float64 BLAS: the rows, :math:`f'` and :math:`\theta`
+    are split (:func:`_split`) into a leading part of at most 21 significant bits on a common
+    grid and a remainder. A dot product of leading parts is a sum of integers (times one power
+    of two) below :math:`2^{53}`, so any BLAS computes it exactly, in any order, with or without
+    FMA; the remainders' products are :math:`2^{-20}` smaller and carry Higham's bound. The
+    exact partial sums of the sub-blocks are then added in long double. A block whose scale
+    would leave float64's exponent range is summed in plain float64 with Higham's bound instead.
+    """
+    n_rows, d = Xe.shape
     acc = np.zeros(d, dtype=np.longdouble)
-    A = np.zeros(d)   # sum_i |x_ij| |f'_i|
-    E = np.zeros(d)   # sum_i |x_ij| * (bound on the error of f'_i: margin and evaluation)
-    ath = np.abs(theta)
-    th_long = theta.astype(np.longdouble)
+    T = np.zeros(d)   # sum of |t| over the terms t added in long double
+    E = np.zeros(d)   # bound on everything else: margins, evaluation of f', the sub-blocks' remainders
+    m = 0
     beta = loss.smoothness
     c_sc = loss.self_concordance
-    g_long = _gamma(d, _U_LONG)
     squared = isinstance(loss, Squared)
-    nb = 0
-    for s in range(0, Xe.shape[0], k):
-        Xc = Xe[s:s + k]
-        Xl = Xc.astype(np.longdouble)
-        # the margins, accurate to long double, then rounded once (einsum: ~1.6x numpy's long double matmul)
-        z = np.einsum("ij,j->i", Xl, th_long).astype(np.float64)
+    bits = _SPLIT_BITS
+    tmax = float(np.max(np.abs(theta))) if d else 0.0
+    bits_t = 31 - int(d).bit_length()  # d (2^bits + 1)(2^bits_t + 1) < 2^53: the margins' leading dot is exact
+    th_split = _split(theta, tmax, bits_t) if tmax > 0 and bits_t >= 1 else None
+    th_l1 = float(np.sum(np.abs(theta)))
+    g_d1 = _gamma(d + 1)
+    kk = max(64, min(_CERT_ROWS, _CERT_BYTES // (8 * max(d, 1))))
+    bufs = _scratch((min(kk, n_rows), d), 3)
+    for s in range(0, n_rows, kk):
+        Xc = Xe[s:s + kk]
+        k = Xc.shape[0]
         ycc = yc[s:s + k]
+        Ac = np.abs(Xc, out=bufs[0][:k])
+        xmax = float(Ac.max()) if Ac.size else 0.0
+        xs = _split(Xc, xmax, bits, bufs[1][:k], bufs[2][:k]) if xmax > 0 else None
+        exact_z = xs is not None and th_split is not None and (
+            math.frexp(xmax)[1] + math.frexp(tmax)[1] - bits - bits_t >= -1000)
+        if exact_z:
+            X1, X2, unit_x = xs
+            t1, t2, unit_t = th_split
+            x1max = (2.0 ** bits + 1.0) * unit_x
+            z = X1 @ t1  # exact
+            z += (X1 @ t2 + X2 @ theta)
+            c1 = x1max * float(np.sum(np.abs(t2))) + unit_x * th_l1
+            dz = 1.01 * (_U * np.abs(z) + g_d1 * c1 + 2 * d * _ETA)
+        else:  # zero rows or theta, or an extreme scale: plain float64 margins, Higham's bound
+            z = Xc @ theta
+            dz = 1.01 * (_U * np.abs(z) + _gamma(d) * (Ac @ np.abs(theta)) + d * _ETA)
         d1, d2 = loss._d1_d2(z, ycc)
-        acc += Xl.T @ d1.astype(np.longdouble)
-        Ac = np.abs(Xc)
-        A += Ac.T @ np.abs(d1)
-        dz = g_long * (Ac @ ath) * (1.0 + 1e-3) + _U * np.abs(z)
+        fmax = float(np.max(np.abs(d1))) if k else 0.0
+        if fmax == 0.0:
+            pass  # nothing to sum
+        elif xs is not None:
+            X1, X2, unit_x = xs
+            fs = _split(d1, fmax, bits)
+            if fs is not None and math.frexp(xmax)[1] + math.frexp(fmax)[1] - 2 * bits >= -1000:
+                f1, f2, unit_f = fs
+                x1max = (2.0 ** bits + 1.0) * unit_x
+                parts = (X1.T @ f1, X1.T @ f2, X2.T @ d1)  # the first exact
+                E += (_gamma(k) * (k * x1max * unit_f + unit_x * float(np.sum(np.abs(d1)))) + 2 * k * _ETA)
+            else:
+                parts = (Xc.T @ d1,)
+                E += _gamma(k) * (Ac.T @ np.abs(d1)) + k * _ETA
+            for p in parts:
+                acc += p
+                T += np.abs(p)
+            m += len(parts)
+        else:
+            parts = (Xc.T @ d1,)
+            E += _gamma(k) * (Ac.T @ np.abs(d1)) + k * _ETA
+            acc += parts[0]
+            T += np.abs(parts[0])
+            m += 1
         if math.isfinite(c_sc) and c_sc >= 0:
             curv = np.where(c_sc * dz < 1.0, np.minimum(beta, 1.01 * d2 * np.exp(np.minimum(c_sc * dz, 1.0))), beta)
         else:  # pragma: no cover - every pdpkit loss is quasi-self-concordant
@@ -738,18 +937,16 @@ def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray)
         if squared:  # f' = z - y: the subtraction's error is relative to |z| + |y|
             ev = ev + 2.0 * _U * (np.abs(z) + np.abs(ycc))
         E += Ac.T @ (curv * dz + ev)
-        nb += 1
     hi = acc.astype(np.float64)
     # the long-double sum travels as two float64 words (portable between machines whose long
     # double differs), with the unit roundoff of the machine that formed it
-    return (hi, (acc - hi).astype(np.float64), A, E, nb, min(k, Xe.shape[0]), _U_LONG)
+    return (hi, (acc - hi).astype(np.float64), T, E, m, _U_LONG)
 
 
 def _comb_cert(a: tuple, b: tuple) -> tuple:
     s = (a[0].astype(np.longdouble) + a[1]) + (b[0].astype(np.longdouble) + b[1])
     hi = s.astype(np.float64)
-    return (hi, (s - hi).astype(np.float64), a[2] + b[2], a[3] + b[3], a[4] + b[4], max(a[5], b[5]),
-            max(a[6], b[6], _U_LONG))
+    return (hi, (s - hi).astype(np.float64), a[2] + b[2], a[3] + b[3], a[4] + b[4], max(a[5], b[5], _U_LONG))
 
 
 def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray,
@@ -757,20 +954,25 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
     r"""The perturbed gradient :math:`\hat g \approx \nabla J(\theta; D) + b` and a rigorous bound on its error.
 
     Returns ``(g, err)`` with :math:`\|\hat g - (\nabla J(\theta; D) + b)\|_2 \le` ``err`` for the
-    float64 vector ``theta`` as given. The margins :math:`x_i^\top\theta` are formed in long double
-    and rounded to float64 (error :math:`\Delta_i \le\gamma^{\rm long}_d|x_i|^\top|\theta| + u|z_i|`,
-    Higham 2002, §3.1), which moves :math:`f'`
+    float64 vector ``theta`` as given. Rows, :math:`\theta` and :math:`f'` are split exactly into
+    a leading part on a coarse grid and a remainder (:func:`_split`, Rump, Ogita & Oishi 2008),
+    so that the dot products of leading parts are sums of integers below :math:`2^{53}`:
+    exact in float64 BLAS in any order. The margins are then accurate to
+    :math:`\Delta_i \le u|z_i| + \gamma_{d+1}(\ldots)` (the remainders' products, about
+    :math:`2^{-20}` of the whole, with Higham 2002, §3.1), which moves :math:`f'`
     by at most :math:`1.01 f''_i e^{c\Delta_i}\Delta_i` for a loss with quasi-self-concordance
     constant :math:`c` (while :math:`c\Delta_i < 1`; Asi, Duchi & Talwar, Lemma 2.1) and by
     :math:`\beta\Delta_i` otherwise; :math:`f'` itself is assumed accurate to :data:`_LOSS_ULPS`
     units in the last place (relative; for the squared loss, :math:`f' = z - y` is accurate to
-    :math:`2u(|z| + |y|)`); the sum over rows
-    :math:`\sum_i f'_i x_i` runs in long double (error :math:`\le\gamma^{\rm long}_{k+B}\sum_i|x_{ij}||f'_i|`
-    for blocks of at most :math:`k` rows and :math:`B` blocks summed in any order: one after
-    another in a process, or as a tree of partial sums across Dask workers; the partial sums
+    :math:`2u(|z| + |y|)`). The sum :math:`\sum_i f'_i x_i` is formed per sub-block of at most
+    :data:`_CERT_ROWS` rows as an exact leading sum plus the remainders' sums (Higham's
+    bound), and these :math:`m` partial sums are added in long double in any order (error
+    :math:`\le\gamma^{\rm long}_{m}\sum|t|` over the partial sums :math:`t`): one after
+    another in a process, or as a tree across Dask workers; the partial sums
     travel as two float64 words and the bound takes the coarsest long double among the machines
-    that summed, so a cluster whose workers' long double is only float64 stays rigorous), and the final
-    additions in float64. The rows are read block by block (the rows the model is fitted on,
+    that summed, so a cluster whose workers' long double is only float64 stays rigorous. A
+    block whose scale would leave float64's exponent range is summed in plain float64 with
+    Higham's bound. The final additions are in float64. The rows are read block by block (the rows the model is fitted on,
     intercept and clipping included: :class:`_Rows`). Every bound is per coordinate, in
     absolute values, inflated by 1 % for the rounding of the bound itself.
     """
@@ -778,13 +980,13 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
     n, d = rows.shape
     beta = loss.smoothness
     if n == 0:
-        hi, lo, A, E, blocks, k, u_long = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d), 0, 1, _U_LONG
+        hi, lo, T, E, m, u_long = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d), 0, _U_LONG
     else:
-        hi, lo, A, E, blocks, k, u_long = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
+        hi, lo, T, E, m, u_long = _map_reduce(rows, y, _k_cert, (loss, theta), combine=_comb_cert)
     u_long = max(u_long, _U_LONG)  # the coarsest long double among the machines that summed
     S = hi + lo
     g = S + lam * theta + b
-    err = (_gamma(max(k, 1) + blocks + 1, u_long) * A + _U * np.abs(S) + E
+    err = (_gamma(m + 1, u_long) * T + _U * np.abs(S) + E
            + 3.0 * _U * (np.abs(S) + np.abs(lam * theta) + np.abs(b)))
     if not (math.isfinite(beta) and np.all(np.isfinite(err))):  # pragma: no cover
         return g, math.inf
@@ -793,8 +995,10 @@ def _certified_gradient(X: Any, y: Any, loss: GLMLoss, lam: float, b: np.ndarray
 
 #: Cost model of method="auto": a Hessian pass (n d^2 flops in SYRK) costs about
 #: d / _HESSIAN_PASS_RATIO gradient passes (8 n d bytes read); Newton needs about two exact
-#: Hessians near the minimizer, Newton-CG about _CG_PASSES Hessian-vector passes in all
-#: (measured single-threaded at n = 1e5: Newton-CG is cheaper from d of about 150 on).
+#: Hessians near the minimizer, Newton-CG about _CG_PASSES more passes than Newton in all
+#: (measured single-threaded at n = 1e5, logistic: with well-conditioned features Newton-CG is
+#: cheaper from d of about 50 on, with correlated or 0/1 features Newton stays cheaper up to
+#: d of about 150: the rule keeps Newton there).
 _HESSIAN_PASS_RATIO = 10.0
 _CG_PASSES = 30.0
 
@@ -834,12 +1038,16 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
             if method == "closed-form":
                 theta, gnorm, H = _closed_form_squared(rows, y, loss, lam, b, target, theta0=theta)
             else:
+                cert: list = []
                 theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
-                                              theta0=theta)
+                                                   theta0=theta, certify_tol=grad_tol if certify else None,
+                                                   cert_out=cert)
                 n_iter += it
             if not certify:
                 break
-            g, err = _certified_gradient(rows, y, loss, lam, b, theta)
+            # the certificate at theta: formed with the last step when it certified there
+            g, err = cert[0] if (method != "closed-form" and cert) else _certified_gradient(rows, y, loss, lam, b,
+                                                                                             theta)
             gnorm = float(np.linalg.norm(g))
             if gnorm + err <= grad_tol:
                 break

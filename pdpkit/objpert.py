@@ -59,6 +59,7 @@ from ._validation import (
 )
 from ._solver import (
     _Rows,
+    _scratch,
     _as_rows,
     _check_data,
     _check_general_targets,
@@ -771,13 +772,82 @@ def _k_equal(Xe: np.ndarray, yc: np.ndarray, off: int, other: _Rows, oy: Any) ->
                 and np.array_equal(yc, np.asarray(oy[off:off + k])))
 
 
+#: The key of a record (x, y) for sort-merge matching: x^T r + y r_y for a fixed r (grouping only:
+#: every pair it proposes is then compared exactly, so a coincidence never accepts a target).
+_KEY_VECTOR = np.random.default_rng(0x6D656D62).normal(size=4096 + 1)
+
+
+def _k_key(Xe: np.ndarray, yc: np.ndarray, off: int) -> np.ndarray:
+    d = Xe.shape[1]
+    r = _KEY_VECTOR[:d] if d < _KEY_VECTOR.size else np.resize(_KEY_VECTOR, d)
+    return Xe @ r + np.asarray(yc, dtype=np.float64) * _KEY_VECTOR[-1]
+
+
+def _k_pairs_equal(Xe: np.ndarray, yc: np.ndarray, off: int, rows: _Rows, y: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """For a block of targets: whether each equals (row and label, exactly) its candidate data record."""
+    c = cand[off:off + Xe.shape[0]]
+    ok = c >= 0
+    cc = np.where(ok, c, 0)
+    if rows.intercept is None and rows.clip is None and type(rows.X) is np.ndarray and rows.X.dtype == np.float64:
+        Xd = np.take(rows.X, cc, axis=0, out=_scratch((Xe.shape[0], Xe.shape[1]), 1)[0])
+    else:
+        Xd = rows.effective(rows.X[cc])
+    # exact comparison of the values (finite: -0.0 equals 0.0)
+    return ok & (y[cc] == yc) & (Xd == Xe).all(axis=1)
+
+
+def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Which member targets ``idx`` equal a data record: keys of both sides sorted and merged, each pair compared exactly.
+
+    Two passes for the keys (one gemv per block), two sorts of n and m keys, and one pass over
+    the targets that gathers each one's candidate data row: memory O(n + m) numbers, never a
+    copy of X. The keys only propose pairs (BLAS may round the same row differently at another
+    position); the exact comparison decides. Returns a boolean mask over ``idx``; targets left
+    unpaired go to :func:`_check_members`'s hash path.
+    """
+    kD = _map_rows(rows, y, _k_key)
+    oD = np.argsort(kD)
+    kD = kD[oD]
+    sub = trows if idx.size == trows.n else trows.like(trows.X[idx])
+    tys = ty if idx.size == trows.n else ty[idx]
+    kT = _map_rows(sub, tys, _k_key)
+    if kT.size == kD.size:
+        # the usual case (every record, in another order): the j-th smallest target key pairs with the j-th row
+        cand = np.empty(kT.size, dtype=np.intp)
+        cand[np.argsort(kT)] = oD
+        found = _map_rows(sub, tys, _k_pairs_equal, (rows, y, cand)).astype(bool)
+        if found.all():
+            return found
+        miss = np.flatnonzero(~found)
+    else:
+        found = np.zeros(kT.size, dtype=bool)
+        miss = np.arange(kT.size)
+    if kD.size == 0:
+        return found
+    # the nearest key on either side of each remaining target
+    q = kT[miss]
+    pos = np.clip(np.searchsorted(kD, q), 1, max(kD.size - 1, 1))
+    left = np.abs(kD[pos - 1] - q) <= np.abs(kD[np.minimum(pos, kD.size - 1)] - q)
+    cand = np.full(kT.size, -1, dtype=np.intp)
+    cand[miss] = oD[np.where(left, pos - 1, np.minimum(pos, kD.size - 1))]
+    del kD, oD
+    if miss.size == kT.size:
+        return _map_rows(sub, tys, _k_pairs_equal, (rows, y, cand)).astype(bool)
+    msub = sub.like(sub.X[miss])
+    found[miss] = _map_rows(msub, tys[miss], _k_pairs_equal, (rows, y, cand[miss])).astype(bool)
+    return found
+
+
 def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) -> None:
     """``ValueError`` naming ``target_x[j]`` unless every target flagged ``member`` is a record (x_i, y_i).
 
-    Memory O(m + block): the usual call (every row of the data, in order) is one blockwise
-    comparison (none for the very same array); otherwise the member targets' 64-bit record
-    hashes are sorted, one pass over the data collects the rows whose hash is a target's, and
-    every candidate pair is compared exactly (a hash collision never accepts a target).
+    The usual call (every row of the data, in order) is one blockwise comparison (none for
+    the very same array). Rows in memory or on disk in another order: a sort-merge on a linear
+    key of each record proposes one data row per target and the pair is compared exactly
+    (:func:`_match_by_key`; memory O(n + m) numbers). Whatever is left (Dask, or keys shared
+    by different records): the member targets' 64-bit record hashes are sorted, one pass over
+    the data collects the rows whose hash is a target's, and every candidate pair is compared
+    exactly (memory O(m + block); a hash collision never accepts a target).
     """
     idx = np.flatnonzero(mem)
     if idx.size == 0:
@@ -785,7 +855,14 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) 
     if idx.size == rows.n and trows.n == rows.n:
         if _same_rows(rows, trows) and (ty is y or (not _is_dask(y) and np.array_equal(ty, y))):
             return
-        if not (rows.dask or trows.dask) and _map_reduce(trows, ty, _k_equal, (rows, y), combine=_and):
+        if (not (rows.dask or trows.dask) and _k_equal(trows.effective(trows.X[:1]), np.asarray(ty[:1]), 0, rows, y)
+                and _map_reduce(trows, ty, _k_equal, (rows, y), combine=_and)):
+            return  # the same records in the same order (the first row decides whether to look further)
+    if not (rows.dask or trows.dask):
+        # rows in memory or on disk: sort-merge on a linear key, then an exact comparison of each pair
+        found = _match_by_key(rows, np.asarray(y), trows, np.asarray(ty), idx)
+        idx = idx[~found]  # what the key did not pair (equal keys of different records) goes by hash
+        if idx.size == 0:
             return
     if trows.dask:  # a target list in another order: its hashes and rows are gathered here
         trows = trows.like(np.asarray(trows.X.compute()))

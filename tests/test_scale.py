@@ -193,7 +193,116 @@ def test_certificate_partials_carry_their_machines_roundoff():
 
     X, y = _data(500, 3, seed=4)
     part = _solver._k_cert(X, y, 0, LOGISTIC, np.ones(3))
-    coarse = (*part[:6], 2.0 ** -53)
-    assert _solver._comb_cert(part, coarse)[6] == 2.0 ** -53
+    coarse = (*part[:5], 2.0 ** -53)
+    assert _solver._comb_cert(part, coarse)[5] == 2.0 ** -53
     hi, lo = _solver._comb_cert(part, part)[:2]
     np.testing.assert_allclose(hi + lo, 2 * (part[0] + part[1]), rtol=1e-15)
+
+
+def _adversarial_block(k, d, seed):
+    """Rows of mixed scales (tiny, huge, exact zeros, powers of two, a constant column) and f' in (-1, 1)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(k, d)) * np.exp2(rng.integers(-30, 4, size=(k, 1)))
+    X[::7, 0] = 0.0
+    X[::11, -1] = 2.0 ** -40
+    X[:, 1] = 3.0  # an intercept-like constant column
+    f = np.tanh(rng.normal(size=k) * 3) * np.exp2(rng.integers(-12, 1, size=k))
+    return X, f
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_certificate_split_is_exact_and_its_leading_sums_are_exact(seed):
+    from pdpkit import _solver
+
+    X, f = _adversarial_block(_solver._CERT_ROWS, 3, seed)
+    bits = _solver._SPLIT_BITS
+    X1, X2, unit = _solver._split(X, float(np.max(np.abs(X))), bits)
+    f1, f2, unit_f = _solver._split(f, float(np.max(np.abs(f))), bits)
+    for a, hi, lo, u in ((X.ravel(), X1.ravel(), X2.ravel(), unit), (f, f1, f2, unit_f)):
+        assert all(Fraction(h) + Fraction(lo_) == Fraction(v) for v, h, lo_ in zip(a, hi, lo, strict=True))
+        assert np.all(np.abs(lo) <= u) and np.all(np.mod(hi, u) == 0) and np.all(np.abs(hi) <= (2 ** bits + 1) * u)
+    # the leading parts' dot products over a whole sub-block are exact in float64 BLAS
+    got = X1.T @ f1
+    exact = [sum((Fraction(a) * Fraction(b) for a, b in zip(X1[:, j], f1, strict=True)), Fraction(0)) for j in range(3)]
+    assert [Fraction(v) for v in got] == exact
+
+
+def test_certificate_split_budget_is_needed():
+    # the test of the tester: leading parts of 30 bits overflow float64's 53 and the sum is no longer exact
+    from pdpkit import _solver
+
+    X, f = _adversarial_block(_solver._CERT_ROWS, 3, 0)
+    X1 = _solver._split(X, float(np.max(np.abs(X))), 30)[0]
+    f1 = _solver._split(f, float(np.max(np.abs(f))), 30)[0]
+    got = X1.T @ f1
+    exact = [sum((Fraction(a) * Fraction(b) for a, b in zip(X1[:, j], f1, strict=True)), Fraction(0)) for j in range(3)]
+    assert [Fraction(v) for v in got] != exact
+
+
+def test_certificate_bounds_the_exact_gradient_on_mixed_scales():
+    rng = np.random.default_rng(11)
+    n, d = 2500, 4
+    X = rng.normal(size=(n, d)) * np.exp2(rng.integers(-20, 1, size=(n, 1)))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    theta = rng.normal(size=d) * np.array([30.0, 1.0, 1e-3, 0.0])
+    b = rng.normal(size=d)
+    for block_rows in (n, 300, 37):  # one block, several, and sub-blocks shorter than the split's
+        g, err = _certified_gradient(_Rows(X, block_rows=block_rows), y, LOGISTIC, 0.3, b, theta)
+        true = _exact_gradient_norm(X, y, 0.3, b, theta)
+        assert abs(float(np.linalg.norm(g)) - true) <= err
+        assert err < 1e-11 * (1.0 + true)
+
+
+def test_newton_cg_certifies_with_its_last_step(monkeypatch):
+    # Newton-CG (warm start, deflation preconditioner, cached f'') forms the certificate with its
+    # last step when it predicts that step to be the last: the released point still certifies
+    from pdpkit import _solver
+
+    X, y = _data(3000, 5, seed=7)
+    b = np.random.default_rng(3).normal(size=5)
+    calls = []
+    real = _solver._certified_gradient
+
+    def counting(*args, **kw):
+        import sys
+
+        calls.append(sys._getframe(1).f_code.co_name)  # who asked for the certificate
+        return real(*args, **kw)
+
+    monkeypatch.setattr(_solver, "_certified_gradient", counting)
+    tol = 1e-9
+    theta, _gnorm, _tau, _it, method, _c = _solve(X, y, LOGISTIC, 0.7, b, tol, 200, "newton-cg", want_hessian=False)
+    assert method == "newton-cg" and calls == ["_newton_rows"]
+    assert _exact_gradient_norm(X, y, 0.7, b, theta) <= tol
+    # the same point from the plain iteration (certificate after it) agrees to the tolerance
+    monkeypatch.setattr(_solver, "_certified_gradient", real)
+    plain, *_ = _solve(X, y, LOGISTIC, 0.7, b, tol / 2, 200, "newton", want_hessian=False)
+    assert float(np.linalg.norm(theta - plain)) <= 2 * tol / 0.7
+
+
+@pytest.mark.parametrize("keys", ["real", "constant", "reversed"])
+def test_member_matching_by_sorted_keys_is_exact_whatever_the_keys(monkeypatch, keys):
+    # the sort-merge key only proposes pairs: with every key equal (each pair by position is a guess)
+    # or keys that pair the wrong rows, a permutation is still accepted and a changed row refused
+    X, y = _data(1500, 4, seed=9)
+    X[100:110] = X[90]  # duplicate rows, some with another label
+    y[100:105] = -y[90]
+    fit = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=1)
+    expected = objpert.ex_post_pdp(fit, X, y, X, y, member=True)
+    if keys == "constant":
+        monkeypatch.setattr(objpert, "_k_key", lambda Xe, yc, off: np.zeros(Xe.shape[0]))
+    elif keys == "reversed":
+        real = objpert._k_key
+        monkeypatch.setattr(objpert, "_k_key", lambda Xe, yc, off: -real(Xe, yc, off) * (1 + (off % 2)))
+    perm = np.random.default_rng(2).permutation(1500)
+    got = objpert.ex_post_pdp(fit, X, y, X[perm], y[perm], member=True)
+    np.testing.assert_allclose(got, expected[perm], rtol=1e-12)
+    sub = perm[:300]  # a subset of the records
+    np.testing.assert_allclose(objpert.ex_post_pdp(fit, X, y, X[sub], y[sub], member=True), expected[sub],
+                               rtol=1e-12)
+    bad_y = y[perm].copy()
+    k = int(np.flatnonzero(perm == 95)[0])
+    bad_y[k] = -bad_y[k]  # an existing row with a label it does not have
+    with pytest.raises(ValueError, match=rf"target_x\[{k}\]"):
+        objpert.ex_post_pdp(fit, X, y, X[perm], bad_y, member=True)

@@ -458,6 +458,49 @@ def _all_columns(ok: np.ndarray, zero: np.ndarray) -> bool:
     return bool(np.all(ok | zero) and np.any(ok))
 
 
+def _column_stats(X: np.ndarray, block_bytes: int = 1 << 23) -> dict[str, Any]:
+    """One pass over the rows in blocks (no copy of ``X``): what :func:`leak_warnings` checks.
+
+    The row norms (n floats), and per column:
+    any nonzero, mean and standard deviation (blocks merged by Chan et al.'s update), min,
+    max, the counts below ``-tol`` and above ``tol``; whether a value lies strictly inside
+    (0, 1) or (-1, 1) anywhere. ``ValueError``/``TypeError`` as :func:`as_finite_array` for a
+    block that is not finite or not numeric.
+    """
+    n, d = X.shape
+    tol = _LEAK_TOL
+    k = max(1, block_bytes // (8 * max(d, 1)))
+    count, mean, m2 = 0, np.zeros(d), np.zeros(d)
+    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
+    nonzero = np.zeros(d, dtype=bool)
+    below, above = np.zeros(d, dtype=np.int64), np.zeros(d, dtype=np.int64)
+    norms2: list[np.ndarray] = []
+    inner_01 = inner_abs = False
+    for s in range(0, n, k):
+        B = as_finite_array(X[s:s + k], "X", ndim=2)
+        m = B.shape[0]
+        norms2.append(np.einsum("ij,ij->i", B, B))
+        bmean = B.mean(axis=0)
+        dev = B - bmean
+        bm2 = np.einsum("ij,ij->j", dev, dev)
+        delta_mean = bmean - mean
+        total = count + m
+        mean = mean + delta_mean * (m / total)
+        m2 = m2 + bm2 + delta_mean**2 * (count * m / total)
+        count = total
+        lo, hi = np.minimum(lo, B.min(axis=0)), np.maximum(hi, B.max(axis=0))
+        nonzero |= np.any(B != 0.0, axis=0)
+        below += np.count_nonzero(B < -tol, axis=0)
+        above += np.count_nonzero(B > tol, axis=0)
+        inner_01 = inner_01 or bool(np.any((B > tol) & (B < 1.0 - tol)))
+        aB = np.abs(B, out=dev)
+        inner_abs = inner_abs or bool(np.any((aB > tol) & (aB < 1.0 - tol)))
+    norms = np.sqrt(np.concatenate(norms2))
+    return {"norms": norms, "max_norm": float(norms.max()), "mean": mean, "std": np.sqrt(m2 / count),
+            "min": lo, "max": hi, "nonzero": nonzero, "below": below, "above": above,
+            "inner_01": inner_01, "inner_abs": inner_abs}
+
+
 def leak_warnings(X: ArrayLike, *, norm_bound: float, delta: float, stacklevel: int = 2) -> list[str]:
     r"""Warn (:class:`PrivacyLeakWarning`) about rows that waste or leak privacy; return the messages.
 
@@ -495,35 +538,42 @@ def leak_warnings(X: ArrayLike, *, norm_bound: float, delta: float, stacklevel: 
     """
     R = scalar_positive(norm_bound, "norm_bound")
     delta = scalar_probability(delta, "delta")
-    X = as_finite_array(X, "X", ndim=2)
+    X = np.asarray(X)  # a memmap stays a memmap: the rows are read block by block below
+    if X.ndim != 2:
+        raise ValueError(f"X must have 2 dimension(s); got shape {X.shape}")
     n = X.shape[0]
     messages: list[str] = []
     if n == 0 or X.shape[1] == 0:
         return messages
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    if np.count_nonzero(norms > R * (1.0 + 1e-12)) > CLIP_FRACTION * n:
+    st = _column_stats(X)
+    if np.count_nonzero(st["norms"] > R * (1.0 + 1e-12)) > CLIP_FRACTION * n:
         messages.append(_MSG_CLIPPED)
-    if float(np.max(norms)) < R / 4.0:
+    if st["max_norm"] < R / 4.0:
         messages.append(_MSG_INSIDE)
     if delta >= 1.0 / n:
         messages.append(_MSG_DELTA)
     if n >= 4:
-        zero = np.all(X == 0.0, axis=0)
-        mean, std = X.mean(axis=0), X.std(axis=0)
-        lo, hi = X.min(axis=0), X.max(axis=0)
+        zero, tol = ~st["nonzero"], _LEAK_TOL
+        mean, std, lo, hi = st["mean"], st["std"], st["min"], st["max"]
         maxabs = np.maximum(-lo, hi)
-        tol = _LEAK_TOL
         if _all_columns((np.abs(mean) <= tol) & (np.abs(std - 1.0) <= tol), zero):
             messages.append(_MSG_STANDARD)
-        inner_01 = bool(np.any((X > tol) & (X < 1.0 - tol)))
-        if _all_columns((np.abs(lo) <= tol) & (np.abs(hi - 1.0) <= tol), zero) and inner_01:
+        if _all_columns((np.abs(lo) <= tol) & (np.abs(hi - 1.0) <= tol), zero) and st["inner_01"]:
             messages.append(_MSG_MINMAX)
-        elif X.shape[1] >= 2 and _all_columns(np.abs(maxabs - 1.0) <= tol, zero) and \
-                bool(np.any((np.abs(X) > tol) & (np.abs(X) < 1.0 - tol))):
+        elif X.shape[1] >= 2 and _all_columns(np.abs(maxabs - 1.0) <= tol, zero) and st["inner_abs"]:
             messages.append(_MSG_MAXABS)
-        q25, q50, q75 = np.percentile(X, [25.0, 50.0, 75.0], axis=0)
-        if _all_columns((np.abs(q50) <= tol) & (np.abs(q75 - q25 - 1.0) <= tol), zero):
-            messages.append(_MSG_ROBUST)
+        # median 0 needs at most half the values below -tol and at most half above tol;
+        # only then are the columns' quartiles computed, one column (n floats) at a time
+        maybe = (st["below"] <= n / 2) & (st["above"] <= n / 2)
+        if bool(np.all(maybe | zero)) and bool(np.any(maybe & ~zero)):
+            ok = np.zeros(X.shape[1], dtype=bool)
+            for j in np.flatnonzero(~zero):
+                q25, q50, q75 = np.percentile(np.asarray(X[:, j], dtype=np.float64), [25.0, 50.0, 75.0])
+                ok[j] = abs(q50) <= tol and abs(q75 - q25 - 1.0) <= tol
+                if not ok[j]:
+                    break
+            if _all_columns(ok, zero):
+                messages.append(_MSG_ROBUST)
     for message in messages:
         warnings.warn(message, PrivacyLeakWarning, stacklevel=stacklevel + 1)
     return messages

@@ -358,3 +358,32 @@ def test_pipelines_with_the_public_encoder_and_the_private_scaler(schema, frame)
                             ObjPertClassifier(1.0, 1e-6, row_norm="clip", norm_bound=3.0, random_state=2)).fit(num, y)
     assert private[0].guarantee_.epsilon == pytest.approx(0.5, rel=1e-9)
     assert set(private.predict(num)) <= {">50K", "<=50K"}
+
+
+@pytest.mark.parametrize("block_bytes", [8 * 3 * 5, 8 * 3 * 64, 1 << 25])
+def test_leak_checks_read_the_rows_in_blocks_and_match_whole_array_statistics(raw, block_bytes):
+    from pdpkit.preprocessing import _column_stats
+
+    for X in (raw, StandardScaler().fit_transform(raw), RobustScaler().fit_transform(raw)):
+        st = _column_stats(X, block_bytes=block_bytes)  # 5 rows, 64 rows, one block
+        np.testing.assert_allclose(st["mean"], X.mean(axis=0), rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(st["std"], X.std(axis=0), rtol=1e-12)
+        np.testing.assert_array_equal(st["min"], X.min(axis=0))
+        np.testing.assert_array_equal(st["max"], X.max(axis=0))
+        np.testing.assert_array_equal(st["below"], (X < -1e-8).sum(axis=0))
+        np.testing.assert_array_equal(st["above"], (X > 1e-8).sum(axis=0))
+        np.testing.assert_allclose(st["norms"], np.linalg.norm(X, axis=1), rtol=1e-14)
+    # a memmap is read block by block, never copied whole, with the same verdicts
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        Xs = RobustScaler().fit_transform(raw)
+        mm = np.lib.format.open_memmap(f"{tmp}/x.npy", mode="w+", dtype=np.float64, shape=Xs.shape)
+        mm[:] = Xs
+        mm.flush()
+        assert _messages(mm, norm_bound=10.0) == _messages(Xs, norm_bound=10.0)
+        del mm
+    bad = raw.copy()
+    bad[700, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        _column_stats(bad, block_bytes=block_bytes)

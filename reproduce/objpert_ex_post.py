@@ -12,12 +12,10 @@ ObjPert at (1, 1e-5)-DP with the classic calibration; ρ = 0.05.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
+from _common import run
 
 from pdpkit.experiments import objpert_ex_post as ex
-from pdpkit.experiments import stored
 from pdpkit.objpert import objpert_calibrate_classic
 
 EPS, DELTA, RHO, REPS = 1.0, 1e-5, 0.05, 20
@@ -34,36 +32,24 @@ def _summary(res) -> dict:
     return out
 
 
-def _common() -> dict:
+def _settings() -> dict:
     lam, sigma = objpert_calibrate_classic(EPS, DELTA, loss="logistic")
     return {"lam": lam, "sigma": sigma, "rho": RHO, "delta": DELTA, "n_repeats": REPS}
 
 
 def figure4() -> tuple[dict, dict, str]:
-    res = ex.worst_case_pdp_vs_n([100, 200, 500, 1000, 2000, 5000, 10000], d=50, **_common(),
+    res = ex.worst_case_pdp_vs_n([100, 200, 500, 1000, 2000, 5000, 10000], d=50, **_settings(),
                                  rng=np.random.default_rng(4))
     return _summary(res), {"worst_case_pdp_vs_n": 4}, "the source's: d = 50, n = 100 to 10,000, 20 draws per point"
 
 
 def figure5() -> tuple[dict, dict, str]:
-    res = ex.worst_case_pdp_vs_d(list(range(1, 61)), n=1000, **_common(), rng=np.random.default_rng(5))
+    res = ex.worst_case_pdp_vs_d(list(range(1, 61)), n=1000, **_settings(), rng=np.random.default_rng(5))
     return _summary(res), {"worst_case_pdp_vs_d": 5}, "the source's: n = 1,000, every d from 1 to 60, 20 draws per point"
 
 
 EXPERIMENTS = {"figure4": figure4, "figure5": figure5}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append")
-    args = parser.parse_args()
-    for name in args.only or list(EXPERIMENTS):
-        with stored.Timer() as t:
-            data, seeds, scale = EXPERIMENTS[name]()
-        path = stored.save_result("objpert_ex_post", name, data,
-                                  provenance=stored.provenance(seeds=seeds, scale=scale, wall_time_s=t.seconds))
-        print(f"{name}: {t.seconds:.0f} s -> {path}", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    run("objpert_ex_post", EXPERIMENTS, __doc__.splitlines()[0])

@@ -14,12 +14,10 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
+from _common import run
 
 from pdpkit.experiments import ops_adaops as ex
-from pdpkit.experiments import stored
 
 SEED = 20190101
 DELTA = 1e-6
@@ -78,17 +76,5 @@ EXPERIMENTS = {"figure2_left": figure2_left, "figure2_right": figure2_right, "ac
                "adaops_efficiency": adaops_efficiency}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append")
-    args = parser.parse_args()
-    for name in args.only or list(EXPERIMENTS):
-        with stored.Timer() as t:
-            data, seeds, scale = EXPERIMENTS[name]()
-        path = stored.save_result("ops_adaops", name, data,
-                                  provenance=stored.provenance(seeds=seeds, scale=scale, wall_time_s=t.seconds))
-        print(f"{name}: {t.seconds:.0f} s -> {path}", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    run("ops_adaops", EXPERIMENTS, __doc__.splitlines()[0])

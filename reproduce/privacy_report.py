@@ -15,14 +15,12 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
+from _common import run
 
 from pdpkit import datasets as ds
 from pdpkit import report
 from pdpkit.experiments import privacy_report as ex
-from pdpkit.experiments import stored
 from pdpkit.objpert import objpert_calibrate_classic, objpert_fit
 
 EPS, DELTA, RHO = 1.0, 1e-5, 0.05
@@ -98,17 +96,5 @@ def figure6() -> tuple[dict, dict, str]:
 EXPERIMENTS = {"figure4": figure4, "figure5": figure5, "figure6": figure6}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append")
-    args = parser.parse_args()
-    for name in args.only or list(EXPERIMENTS):
-        with stored.Timer() as t:
-            data, seeds, scale = EXPERIMENTS[name]()
-        path = stored.save_result("privacy_report", name, data,
-                                  provenance=stored.provenance(seeds=seeds, scale=scale, wall_time_s=t.seconds))
-        print(f"{name}: {t.seconds:.0f} s -> {path}", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    run("privacy_report", EXPERIMENTS, __doc__.splitlines()[0])

@@ -69,3 +69,35 @@ def test_budget_allocation_reproduces_exactly():
                                data["independent_bound_q"], rtol=1e-8)
     with pytest.raises(AssertionError):
         np.testing.assert_allclose(got, np.asarray(data["bound_q"]) * 1.01, rtol=1e-8)
+
+
+def test_figure2_reproduces_exactly():
+    data = stored.load_result("privacy_report", "figure2").data
+    credit = ds.load_credit_default()
+    lam_dp, sigma_dp = objpert_calibrate_classic(1.0, 1e-5, loss="logistic")
+    cal_dd = report.calibrate_report(2.0, 1e-5, method="data-dependent")
+    lam = ex.data_dependent_lambda(lam=lam_dp, d=credit.d, sigma_hessian=cal_dd["sigma_hessian"], rho=0.05)
+    res = ex.report_vs_truth(credit.X, credit.y, "logistic", lam=lam, sigma=sigma_dp, rho=0.05, delta=1e-5, rng=22,
+                             methods=("data-independent", "data-dependent"), **cal_dd)
+    got = np.quantile(res.bounds["data-dependent"], data["quantiles"])
+    np.testing.assert_allclose(got, data["data_dependent_bound_q"], rtol=1e-8)
+    np.testing.assert_allclose(np.quantile(res.eps1, data["quantiles"]), data["eps1_q"], rtol=1e-8)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(got * 1.01, data["data_dependent_bound_q"], rtol=1e-8)
+
+
+def _coverage_mismatch(live, stored_part, n_stored) -> list[str]:
+    p_l = live.failures / live.n_draws
+    p_s = np.asarray(stored_part["failures"]) / n_stored
+    se = np.sqrt(p_l * (1 - p_l) / live.n_draws + p_s * (1 - p_s) / n_stored)
+    ok = np.abs(p_l - p_s) <= 4 * se + 1.0 / live.n_draws
+    return [s for s, k in zip(live.scenarios, ok, strict=True) if not k]
+
+
+def test_coverage_live_agrees_with_stored():
+    data = stored.load_result("privacy_report", "coverage").data
+    args = {k: data[k] for k in ("lam", "sigma", "sigma_gradient", "sigma_hessian", "sigma_lambda_min", "rho")}
+    live = ex.report_coverage_scenarios(20, d=3, method="adaptive", rng=131, n_draws=200, **args)
+    assert not _coverage_mismatch(live, data["adaptive"], data["n_draws"])
+    bad = {"failures": [200, 200, 200]}  # a stored failure rate of 20%
+    assert _coverage_mismatch(live, bad, data["n_draws"])

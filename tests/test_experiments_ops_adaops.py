@@ -75,3 +75,19 @@ def test_ops_vs_gamma_orders_the_privacy_notions():
     assert np.all(res.members_median <= res.members_max)
     assert np.all(res.members_max <= res.pdp_for_all) and np.all(res.pdp_for_all <= res.dp_epsilon)
     np.testing.assert_allclose(res.excess_risk[0] / res.excess_risk[1], 20.0)
+
+
+def test_fitted_slope_recovers_a_rate_and_rejects_a_wrong_one():
+    from pdpkit.experiments.ops_adaops import fitted_slope
+
+    rng = np.random.default_rng(0)
+    n = np.array([1e3, 2e3, 4e3, 8e3, 16e3])
+    y = 5.0 * n**-2.0
+    se = 0.05 * y
+    noisy = y * (1 + 0.05 * rng.standard_normal(n.size))
+    slope, s = fitted_slope(n, noisy, se)
+    assert abs(slope + 2.0) <= 4 * s and abs(slope + 1.0) > 0.25
+    exact, _ = fitted_slope(n, y, se)
+    assert abs(exact + 2.0) < 1e-12
+    with pytest.raises(ValueError, match="positive"):
+        fitted_slope(n, -y, se)

@@ -104,3 +104,28 @@ def test_bad_inputs():
         ex.budget_allocation(data.X, data.y, [(0.5, 0.5)])
     with pytest.raises(ValueError, match="rho"):
         ex.report_coverage_scenarios(10, d=2, lam=1.0, sigma=1.0, rho=1.5)
+
+
+def test_group_gradients_sum_rows_and_match_finite_differences():
+
+    data = ds.make_synthetic_logistic(12, d=3, rng=0)
+    groups = np.repeat(np.arange(4), 3)
+    theta = np.array([0.3, -0.2, 0.5])
+    g, G = ex.group_gradients(theta, data.X, data.y, groups)
+    person = lambda t, p: float(np.sum(logistic.value(data.X[groups == p] @ t, data.y[groups == p])))  # noqa: E731
+    h = 1e-6
+    for p in range(4):
+        fd = [(person(theta + h * e, p) - person(theta - h * e, p)) / (2 * h) for e in np.eye(3)]
+        np.testing.assert_allclose(g[p], fd, rtol=1e-6, atol=1e-9)
+        assert np.linalg.matrix_rank(G[p]) == 3  # three rows: not a GLM's rank-one Hessian
+    np.testing.assert_allclose(G.sum(0), (data.X * logistic.d2(data.X @ theta, data.y)[:, None]).T @ data.X)
+    with pytest.raises(ValueError, match="groups"):
+        ex.group_gradients(theta, data.X, data.y, groups[:-1])
+
+
+def test_group_report_coverage_holds_and_counts():
+    c = ex.group_report_coverage(20, rows_per_person=2, d=3, lam=5.0, sigma=0.5, sigma_gradient=0.05,
+                                 sigma_hessian=0.01, sigma_lambda_min=0.05, rho=0.1, n_draws=20, rng=1)
+    assert c.trials == 400 and set(c.failures) == {"data-independent", "adaptive"}
+    for m in c.methods:
+        assert c.upper(method=m) <= 0.1 and c.median_ratio[m] >= 1.0

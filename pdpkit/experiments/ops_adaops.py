@@ -60,6 +60,9 @@ __all__ = [
     "accuracy_table",
     "GeneralizationGap",
     "generalization_gap",
+    "AdaopsEfficiency",
+    "adaops_efficiency",
+    "fitted_slope",
 ]
 
 
@@ -597,3 +600,120 @@ def generalization_gap(n: int, *, d: int, lam: float, gamma: float, delta: float
     bound = pdp_generalization_bound(table, delta)
     return GeneralizationGap(float(gaps.mean()), float(gaps.std(ddof=1) / np.sqrt(datasets)), bound,
                              float(table.mean()), float(table.max()))
+
+
+# ======================================================== Prop 4.4(2): efficiency
+@dataclass(frozen=True)
+class AdaopsEfficiency:
+    r"""Prop 4.4(2): AdaOPS's mean squared error above least squares, over n.
+
+    Attributes
+    ----------
+    ns : numpy.ndarray
+        The sample sizes n.
+    excess_mean : numpy.ndarray
+        Monte Carlo mean of :math:`\|\tilde\theta - \hat\theta_{\rm OLS}\|^2` (same data), per n. It is
+        the excess :math:`\mathbb{E}\|\tilde\theta - \theta_0\|^2 - \mathbb{E}\|\hat\theta_{\rm OLS} - \theta_0\|^2` whenever
+        AdaOPS chooses λ = 0: then :math:`\tilde\theta - \hat\theta_{\rm OLS}` is OPS noise, independent of
+        the data, and the cross term has mean 0 (``lam_zero`` says how often λ = 0 held).
+    excess_se : numpy.ndarray
+        Its standard error.
+    predicted : numpy.ndarray
+        Mean of :math:`\operatorname{tr}(H^{-1})/\gamma` (the OPS noise term, Prop 4.3(3) corrected), per n.
+    ols_mse : numpy.ndarray
+        Mean of :math:`\|\hat\theta_{\rm OLS} - \theta_0\|^2`, per n (the efficient estimator's error).
+    gamma : numpy.ndarray
+        Mean γ chosen by AdaOPS, per n.
+    lam_zero : numpy.ndarray
+        Fraction of runs in which AdaOPS chose λ = 0, per n.
+    reps : int
+    """
+
+    ns: np.ndarray
+    excess_mean: np.ndarray
+    excess_se: np.ndarray
+    predicted: np.ndarray
+    ols_mse: np.ndarray
+    gamma: np.ndarray
+    lam_zero: np.ndarray
+    reps: int
+
+
+def adaops_efficiency(ns: Sequence[int], *, d: int, eps: float, delta: float, kappa: float, reps: int,
+                      noise: float = 0.1, rng=None) -> AdaopsEfficiency:
+    r"""Wang 2019, Prop 4.4(2): how fast AdaOPS's excess error over least squares vanishes.
+
+    Per n and repetition: a fresh data set (:func:`anisotropic_regression`, unit rows, clipped
+    labels), :func:`pdpkit.ops.adaops_fit` at ``(eps, delta)``, and least squares on the same
+    data. Prop 4.4(2) claims, when :math:`\lambda_{\min}(X^\top X)` exceeds AdaOPS's target,
+    :math:`\mathbb{E}\|\tilde\theta - \theta_0\|^2 = \sigma^2\operatorname{tr}[(X^\top X)^{-1}]` plus a
+    term of order :math:`\operatorname{tr}[(X^\top X)^{-1}]/\gamma_n` with :math:`\gamma_n \propto n`:
+    an excess of order :math:`n^{-2}` against the efficient :math:`n^{-1}`.
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n.
+    d : int
+        Dimension d.
+    eps : float
+        ε of AdaOPS's (ε, δ)-DP guarantee.
+    delta : float
+        δ of the guarantee.
+    kappa : float
+        AdaOPS's condition-number parameter κ.
+    reps : int
+        Repetitions per n.
+    noise : float, default 0.1
+        Standard deviation of the label noise.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None``.
+    """
+    gen = as_generator(rng)
+    out = {k: [] for k in ("m", "se", "pred", "ols", "gamma", "zero")}
+    for n in ns:
+        ex, pred, ols_e, gam, zero = [], [], [], [], []
+        for _ in range(int(reps)):
+            X, y, theta0 = anisotropic_regression(int(n), d=d, noise=noise, rng=gen)
+            ada = adaops_fit(X, y, eps, delta, kappa=kappa, rng=gen)
+            ols = np.linalg.lstsq(X, y, rcond=None)[0]
+            e_ols = float(np.sum((ols - theta0) ** 2))
+            ex.append(float(np.sum((ada.theta - ols) ** 2)))
+            H = X.T @ X + ada.lam * np.eye(d)
+            pred.append(float(np.trace(np.linalg.inv(H))) / ada.gamma)
+            ols_e.append(e_ols)
+            gam.append(ada.gamma)
+            zero.append(ada.lam == 0.0)
+        out["m"].append(np.mean(ex))
+        out["se"].append(np.std(ex, ddof=1) / np.sqrt(len(ex)))
+        out["pred"].append(np.mean(pred))
+        out["ols"].append(np.mean(ols_e))
+        out["gamma"].append(np.mean(gam))
+        out["zero"].append(np.mean(zero))
+    return AdaopsEfficiency(np.asarray(ns), *(np.asarray(out[k]) for k in ("m", "se", "pred", "ols", "gamma", "zero")),
+                            reps=int(reps))
+
+
+def fitted_slope(x: ArrayLike, y: ArrayLike, y_se: ArrayLike) -> tuple[float, float]:
+    r"""Slope of :math:`\log y` on :math:`\log x` by weighted least squares, and its standard error.
+
+    Weights :math:`(y/\mathrm{se}_y)^2` (delta method: :math:`\mathrm{se}(\log y) \approx \mathrm{se}_y/y`).
+    Used to test a claimed rate :math:`y \propto x^{a}`.
+
+    Parameters
+    ----------
+    x : ArrayLike
+        Positive abscissae (e.g. n).
+    y : ArrayLike
+        Positive estimates at each x.
+    y_se : ArrayLike
+        Their standard errors (positive).
+    """
+    x, y, s = (np.asarray(v, float) for v in (x, y, y_se))
+    if np.any(x <= 0) or np.any(y <= 0) or np.any(s <= 0) or not (x.shape == y.shape == s.shape) or x.size < 3:
+        raise ValueError("x, y and y_se must be positive arrays of one shape with at least 3 points")
+    w = (y / s) ** 2
+    A = np.column_stack([np.ones_like(x), np.log(x)])
+    cov = np.linalg.inv(A.T @ (A * w[:, None]))
+    coef = cov @ (A.T @ (w * np.log(y)))
+    return float(coef[1]), float(np.sqrt(cov[1, 1]))

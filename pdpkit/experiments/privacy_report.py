@@ -32,7 +32,7 @@ from ..datasets import make_synthetic_logistic
 from ..gaussian import gaussian_sigma
 from ..goe import goe_norm_bound
 from ..losses import GLMLoss, get_loss
-from ..objpert import ex_post_pdp, ex_post_pdp_terms, objpert_calibrate_classic, objpert_fit, released_state_nonprivate
+from ..objpert import ex_post_pdp, ex_post_pdp_general, ex_post_pdp_terms, objpert_calibrate_classic, objpert_fit, released_state_nonprivate
 from ..report import privacy_report, rho_parts
 
 __all__ = [
@@ -45,6 +45,9 @@ __all__ = [
     "budget_allocation",
     "CoverageScenarios",
     "report_coverage_scenarios",
+    "group_gradients",
+    "GroupCoverage",
+    "group_report_coverage",
 ]
 
 _METHODS = ("data-independent", "data-dependent", "adaptive")
@@ -518,3 +521,161 @@ def report_coverage_scenarios(n: int, *, d: int, lam: float, sigma: float, metho
     return CoverageScenarios(scenarios=scen, failures=fail, n_draws=n_draws, rho=rho, upper=np.asarray(hi),
                              median_ratio=np.median(ratios, axis=0), dominant=dom / n_draws,
                              log_term_printed_failures=log_fail, cross_printed_failures=cross_fail)
+
+
+# ========================================== App. C.2: a smooth loss that is not a GLM
+def group_gradients(theta: ArrayLike, X: ArrayLike, y: ArrayLike, groups: ArrayLike,
+                    loss: str | GLMLoss = "logistic") -> tuple[np.ndarray, np.ndarray]:
+    r"""Gradient and Hessian at ``theta`` of each person's loss when a person owns several rows.
+
+    A person :math:`p` with rows :math:`\{i : \text{groups}_i = p\}` has the loss
+    :math:`\ell(\theta; z_p) = \sum_{i \in p} f(x_i^\top\theta; y_i)`: smooth and convex, but not a
+    GLM (its Hessian :math:`\sum_{i\in p} f''_i x_ix_i^\top` has rank up to the person's number of
+    rows). Returns ``(g, G)`` with shapes ``(P, d)`` and ``(P, d, d)``, persons ordered
+    ``0, …, P − 1`` (``groups`` holds integers in that range).
+
+    Parameters
+    ----------
+    theta : ArrayLike
+        The point :math:`\theta`, shape (d,).
+    X : ArrayLike
+        Feature rows, shape (n, d).
+    y : ArrayLike
+        Labels, one per row of ``X``.
+    groups : ArrayLike
+        Person index of each row, integers ``0 … P − 1``.
+    loss : str | GLMLoss, default "logistic"
+        The rows' GLM loss.
+    """
+    f = get_loss(loss) if isinstance(loss, str) else loss
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    groups = np.asarray(groups)
+    if groups.shape != (X.shape[0],) or not np.issubdtype(groups.dtype, np.integer) or groups.min(initial=0) < 0:
+        raise ValueError("groups must hold one non-negative integer person index per row of X")
+    P = int(groups.max(initial=-1)) + 1
+    z = X @ np.asarray(theta, dtype=np.float64)
+    g = np.zeros((P, X.shape[1]))
+    np.add.at(g, groups, f.d1(z, y)[:, None] * X)
+    G = np.zeros((P, X.shape[1], X.shape[1]))
+    np.add.at(G, groups, f.d2(z, y)[:, None, None] * np.einsum("ij,ik->ijk", X, X))
+    return g, G
+
+
+@dataclass(frozen=True)
+class GroupCoverage:
+    r"""Coverage of :meth:`pdpkit.report.PrivacyReport.epsilon_bound_general` for persons with several rows.
+
+    Attributes
+    ----------
+    methods : tuple of str
+        The report methods compared.
+    failures : dict
+        ``{method: number of (draw, person) pairs with bound < ε₁}``.
+    trials : int
+        Number of (draw, person) pairs per method.
+    draw_failures : dict
+        ``{method: number of draws in which some person is uncovered}``.
+    median_ratio : dict
+        ``{method: median of bound / ε₁ over all pairs}``.
+    median_eps1 : float
+        Median of the persons' exact ε₁.
+    rho : float
+    n_draws : int
+    """
+
+    methods: tuple
+    failures: dict
+    trials: int
+    draw_failures: dict
+    median_ratio: dict
+    median_eps1: float
+    rho: float
+    n_draws: int
+
+    def upper(self, *, method: str, alpha: float = 0.05) -> float:
+        """One-sided 1 − α Clopper–Pearson upper limit of the per-person failure probability.
+
+        Parameters
+        ----------
+        method : str
+            A key of ``failures``.
+        alpha : float, default 0.05
+            1 − confidence level.
+        """
+        return float(clopper_pearson(self.failures[method], self.trials, 2 * alpha)[1])
+
+
+def group_report_coverage(n_people: int, *, rows_per_person: int, d: int, lam: float, sigma: float,
+                          methods: Sequence[str] = ("data-independent", "adaptive"),
+                          sigma_gradient: float | None = None, sigma_hessian: float | None = None,
+                          sigma_lambda_min: float | None = None, rho: float = 0.1, n_draws: int = 100,
+                          rng: int | np.random.Generator | None = None) -> GroupCoverage:
+    r"""Redberg & Wang 2021, Appendix C.2: the report's bound for a non-GLM loss, checked by simulation.
+
+    One synthetic logistic data set (:func:`pdpkit.datasets.make_synthetic_logistic`) of
+    ``n_people * rows_per_person`` unit rows, each person owning ``rows_per_person`` of them.
+    Per draw: a fresh ObjPert fit (:func:`pdpkit.objpert.objpert_fit`), one report per method
+    (:func:`pdpkit.report.privacy_report`), each person's gradient and Hessian at the released
+    point (:func:`group_gradients`), the bound
+    :meth:`~pdpkit.report.PrivacyReport.epsilon_bound_general` (per target, failure
+    probability ``rho``) and the exact removal loss
+    :func:`pdpkit.objpert.ex_post_pdp_general` (the log-determinant form of Thm 6).
+
+    Parameters
+    ----------
+    n_people : int
+        Number of persons.
+    rows_per_person : int
+        Rows per person (1: a GLM target).
+    d : int
+        Dimension d.
+    lam : float
+        Ridge coefficient λ > 0.
+    sigma : float
+        ObjPert's noise σ > 0.
+    methods : Sequence[str], optional
+        The report methods to compare.
+    sigma_gradient : float, optional
+        Noise scale σ₂ of the released gradient.
+    sigma_hessian : float, optional
+        Noise scale σ_H of the released Hessian.
+    sigma_lambda_min : float, optional
+        Noise scale of the released smallest eigenvalue.
+    rho : float, default 0.1
+        Failure probability ρ of the per-target bound.
+    n_draws : int, default 100
+        Number of independent fits.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy).
+    """
+    methods = _check_methods(methods)
+    n_people = check_int_at_least(n_people, "n_people", 2)
+    k = check_int_at_least(rows_per_person, "rows_per_person", 1)
+    n_draws = check_int_at_least(n_draws, "n_draws", 1)
+    rho = float(check_probability(rho, "rho"))
+    gen = as_generator(rng)
+    data = make_synthetic_logistic(n_people * k, d=d, rng=gen)
+    groups = np.repeat(np.arange(n_people), k)
+    fails = dict.fromkeys(methods, 0)
+    draw_fails = dict.fromkeys(methods, 0)
+    ratios: dict = {m: [] for m in methods}
+    eps_all = []
+    for _ in range(n_draws):
+        fit = objpert_fit(data.X, data.y, "logistic", lam=lam, sigma=sigma, rng=gen)
+        g, G = group_gradients(fit.theta_released, data.X, data.y, groups)
+        eps1 = ex_post_pdp_general(released_state_nonprivate(fit, data.X, data.y), data.X, data.y, g, G,
+                                   member=True)
+        eps_all.append(eps1)
+        for m in methods:
+            rep = privacy_report(fit, data.X, data.y, method=m, rho=rho, rng=gen,
+                                 **_sigmas(m, {"sigma_gradient": sigma_gradient, "sigma_hessian": sigma_hessian,
+                                               "sigma_lambda_min": sigma_lambda_min}))
+            bound = rep.epsilon_bound_general(g, G)
+            miss = int(np.sum(bound < eps1))
+            fails[m] += miss
+            draw_fails[m] += int(miss > 0)
+            ratios[m].append(bound / eps1)
+    return GroupCoverage(methods=methods, failures=fails, trials=n_draws * n_people, draw_failures=draw_fails,
+                         median_ratio={m: float(np.median(np.concatenate(ratios[m]))) for m in methods},
+                         median_eps1=float(np.median(np.concatenate(eps_all))), rho=rho, n_draws=n_draws)

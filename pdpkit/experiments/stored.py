@@ -142,7 +142,7 @@ class StoredResult:
         Parameters
         ----------
         key : str
-            A key of :attr:`data` holding numbers or nested lists of numbers.
+            A key of ``data`` holding numbers or nested lists of numbers.
         """
         return np.array(self.data[key], dtype=float)
 

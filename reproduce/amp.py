@@ -30,7 +30,10 @@ EPSILONS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # the source's Fig
 SETTINGS = dict(delta=1e-5, epochs=60, batch_size=256, lr_grid=tuple(np.logspace(-8, -1, 10)),
                 tau=0.01, sigma_out=0.15, f=1.3)
 SEEDS = {"figure2_adult": {"split": 0, "run": 2}, "figure2_synthetic_L": {"data": 1000, "run": 3},
-         "figure2_synthetic_H": {"data": 1, "run": 4}}
+         "figure2_synthetic_H": {"data": 1, "run": 4}, "eps01_sizes": {"split": 0, "data": 1000, "run": 5}}
+# Training-set sizes of the epsilon = 0.1 experiment, and the chapter's CI settings it starts from.
+SIZES = {"figure2_adult": (2_000, 4_000, 8_000, 16_000), "figure2_synthetic_L": (2_000, 4_000, 8_000)}
+CI_SETTINGS = dict(epochs=20, sigma_out=0.1)
 
 
 def _data(name: str):
@@ -89,6 +92,42 @@ def run(name: str, epsilons, trials: int) -> None:
               f"honest {data['mean_honest'][-1]:.4f}", flush=True)
 
 
+def run_sizes(trials: int) -> None:
+    """Alg 1 and DP-SGD at epsilon = 0.1 against the training-set size (the source's settings),
+    plus the chapter's CI settings (20 epochs, sigma_out = 0.1) at n = 2,000."""
+    gen = np.random.default_rng(SEEDS["eps01_sizes"]["run"])
+    data: dict = {"eps": 0.1, "trials": trials, "settings": {k: (list(v) if isinstance(v, tuple) else v)
+                                                               for k, v in SETTINGS.items()}}
+    wall = 0.0
+    for name, sizes in SIZES.items():
+        X_tr, y_tr, X_te, y_te, label = _data(name)
+        with stored.Timer() as t:
+            runs = ex.compare_at_sizes(X_tr, y_tr, X_te, y_te, sizes, 0.1, trials=trials, rng=gen,
+                                       progress=False, **SETTINGS)
+            ci = ex.compare_at_sizes(X_tr, y_tr, X_te, y_te, (2_000,), 0.1, trials=trials, rng=gen,
+                                     progress=False, **{**SETTINGS, **CI_SETTINGS})[2_000]
+        wall += t.seconds
+        rows = []
+        for n, r in [*runs.items(), ("ci", ci)]:
+            row = {"n_train": 2_000 if n == "ci" else n, "setting": "ci" if n == "ci" else "source"}
+            for key in ("acc_dishonest", "acc_amp", "acc_honest"):
+                a = getattr(r, key)[0]
+                row[key.replace("acc_", "mean_")] = float(a.mean())
+                row[key.replace("acc_", "se_")] = float(a.std(ddof=1) / math.sqrt(trials))
+            row.update(noise_dishonest=float(r.noise_dishonest[0]), noise_honest=float(r.noise_honest[0]),
+                       amp_lambda=float(r.amp_lambda[0]), amp_sigma=float(r.amp_sigma[0]))
+            rows.append(row)
+            print(f"{label} n = {row['n_train']} ({row['setting']}): dishonest {row['mean_dishonest']:.4f}, "
+                  f"Alg 1 {row['mean_amp']:.4f}, honest {row['mean_honest']:.4f}", flush=True)
+        data[label] = rows
+        stored.save_result(CHAPTER, "eps01_sizes", data, provenance=stored.provenance(
+            seeds=SEEDS["eps01_sizes"], wall_time_s=wall,
+            scale=(f"epsilon = 0.1, {trials} trials, the source's settings at training sizes "
+                   + "; ".join(f"{k.split('_', 1)[1]}: {', '.join(f'{n:,}' for n in v)}"
+                               for k, v in SIZES.items())
+                   + ", and the chapter's CI settings (20 epochs, sigma_out = 0.1) at 2,000 rows")))
+
+
 REASON = ("Adult: the source's epsilons of Table 2 only; all nine at ten trials take about "
           "1.5 h on 2 shared cores")
 
@@ -100,6 +139,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--eps", type=float, nargs="+", default=None)
     args = parser.parse_args(argv)
     for name in args.only or sorted(SEEDS):
+        if name == "eps01_sizes":
+            run_sizes(args.trials)
+            continue
         eps = args.eps
         if eps is None:
             eps = (0.1, 1.0, 8.0) if name == "figure2_adult" else EPSILONS

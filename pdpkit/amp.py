@@ -622,11 +622,15 @@ def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, step
     delta = float(check_probability(delta, "delta"))
     verbosity = absl_logging.get_verbosity()
     absl_logging.set_verbosity(absl_logging.ERROR)  # the bracket search visits orders that fail to converge
+    make_event = lambda m: dpsgd_event(noise_multiplier=m, sample_rate=sample_rate, steps=steps,
+                                       select_mean=select_mean)
     try:
-        nm = dp_accounting.calibrate_dp_mechanism(
-            RdpAccountant,
-            lambda m: dpsgd_event(noise_multiplier=m, sample_rate=sample_rate, steps=steps, select_mean=select_mean),
-            eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
+        try:
+            nm = dp_accounting.calibrate_dp_mechanism(
+                RdpAccountant, make_event, eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
+        except ValueError:  # tiny eps with large sampling rates needs a noise multiplier above 1e3
+            nm = dp_accounting.calibrate_dp_mechanism(
+                RdpAccountant, make_event, eps, delta, dp_accounting.ExplicitBracketInterval(1e3, 1e7), tol=1e-4)
     finally:
         absl_logging.set_verbosity(verbosity)
     return float(nm)

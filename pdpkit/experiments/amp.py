@@ -115,7 +115,7 @@ def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
 def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                       epsilons: Sequence[float], *, delta: float = 1e-5, trials: int = 2,
                       lr_grid: Sequence[float] = tuple(np.logspace(-8, -1, 10)), epochs: int = 60,
-                      batch_size: int = 256, tau: float = 0.01, sigma_out: float = 0.1, f: float = 1.3,
+                      batch_size: int = 256, tau: float = 0.01, sigma_out: float = 0.15, f: float = 1.3,
                       rng=None, calibration_cache: dict | None = None,
                       progress: bool | None = None) -> AMPComparison:
     r"""Figure 2 / Tables 1–2: Alg 1 vs dishonest and honest DP-SGD at each ε.
@@ -138,7 +138,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
         δ of the (ε, δ) guarantee, in (0, 1).
     tau : float, default 0.01
         Public gradient-norm tolerance τ of the solver (the output noise pays for it).
-    sigma_out : float, default 0.1
+    sigma_out : float, default 0.15
         Standard deviation of the output noise added to the solver's point.
     f : float, default 1.3
         Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).

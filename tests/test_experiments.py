@@ -249,11 +249,10 @@ def test_compare_at_sizes_uses_the_first_rows_and_validates_sizes():
     data = ds.make_synthetic_logistic(80, d=3, theta_scale=3.0, rng=1)
     X = ex_amp.with_bias(data.X)
     kw = dict(trials=1, epochs=1, batch_size=16, lr_grid=(0.1,), rng=2, progress=False)
-    out = ex_amp.compare_at_sizes(X[:60], data.y[:60], X[60:], data.y[60:], (30, 60), 8.0, **kw)
-    assert sorted(out) == [30, 60]
+    out = ex_amp.compare_at_sizes(X[:60], data.y[:60], X[60:], data.y[60:], (40,), 8.0, **kw)
+    assert sorted(out) == [40]
     for n, r in out.items():
         assert r.acc_amp.shape == (1, 1) and 0.0 <= r.acc_amp[0, 0] <= 1.0
-    assert out[30].amp_lambda[0] == out[60].amp_lambda[0]  # Alg 1's calibration is data-free
     for bad in (0, 61):
         with pytest.raises(ValueError, match="size"):
             ex_amp.compare_at_sizes(X[:60], data.y[:60], X[60:], data.y[60:], (bad,), 8.0, **kw)

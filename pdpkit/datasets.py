@@ -861,7 +861,7 @@ _IYENGAR_SYNTHETIC = {
 
 
 def make_iyengar_synthetic(kind: Literal["L", "H"], *, rng: int | np.random.Generator | None = None) -> Dataset:
-    r"""Synthetic-L or Synthetic-H, the synthetic classification sets of Iyengar et al. (2019).
+    r"""Synthetic-L or Synthetic-H, the synthetic classification sets of Iyengar and coauthors (2019).
 
     Redberg, Koskela & Wang (2023, §5, Fig 2, Table 1) use "the Adult, Synthetic-L,
     Synthetic-H and Gisette datasets provided by Iyengar et al. (2019)" and do not describe

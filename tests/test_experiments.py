@@ -241,3 +241,18 @@ def test_density_mass_logistic_2d_and_validation():
         ex.objpert_density_mass(np.ones((3, 3)) / 2, np.ones(3), logistic, lam=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="panels"):
         ex.objpert_density_mass(X, y, logistic, lam=1.0, sigma=1.0, panels=5)
+
+
+def test_compare_at_sizes_uses_the_first_rows_and_validates_sizes():
+    from pdpkit.experiments import amp as ex_amp
+
+    data = ds.make_synthetic_logistic(80, d=3, theta_scale=3.0, rng=1)
+    X = ex_amp.with_bias(data.X)
+    kw = dict(trials=1, epochs=1, batch_size=16, lr_grid=(0.1,), rng=2, progress=False)
+    out = ex_amp.compare_at_sizes(X[:60], data.y[:60], X[60:], data.y[60:], (40,), 8.0, **kw)
+    assert sorted(out) == [40]
+    for n, r in out.items():
+        assert r.acc_amp.shape == (1, 1) and 0.0 <= r.acc_amp[0, 0] <= 1.0
+    for bad in (0, 61):
+        with pytest.raises(ValueError, match="size"):
+            ex_amp.compare_at_sizes(X[:60], data.y[:60], X[60:], data.y[60:], (bad,), 8.0, **kw)

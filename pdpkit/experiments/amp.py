@@ -25,7 +25,7 @@ from ..amp import amp_calibrate, amp_fit, dpsgd_fit, dpsgd_noise_multiplier, poi
 from ..losses import logistic
 from ..objpert import erm_fit_nonprivate
 
-__all__ = ["dpsgd_rdp_curve", "AMPComparison", "compare_amp_dpsgd", "with_bias"]
+__all__ = ["dpsgd_rdp_curve", "AMPComparison", "compare_amp_dpsgd", "compare_at_sizes", "with_bias"]
 
 
 def dpsgd_rdp_curve(orders: Sequence[float], *, sample_rate: float, noise_multiplier: float,
@@ -115,7 +115,7 @@ def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
 def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
                       epsilons: Sequence[float], *, delta: float = 1e-5, trials: int = 2,
                       lr_grid: Sequence[float] = tuple(np.logspace(-8, -1, 10)), epochs: int = 60,
-                      batch_size: int = 256, tau: float = 0.01, sigma_out: float = 0.1, f: float = 1.3,
+                      batch_size: int = 256, tau: float = 0.01, sigma_out: float = 0.15, f: float = 1.3,
                       rng=None, calibration_cache: dict | None = None,
                       progress: bool | None = None) -> AMPComparison:
     r"""Figure 2 / Tables 1–2: Alg 1 vs dishonest and honest DP-SGD at each ε.
@@ -138,7 +138,7 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
         δ of the (ε, δ) guarantee, in (0, 1).
     tau : float, default 0.01
         Public gradient-norm tolerance τ of the solver (the output noise pays for it).
-    sigma_out : float, default 0.1
+    sigma_out : float, default 0.15
         Standard deviation of the output noise added to the solver's point.
     f : float, default 1.3
         Factor by which σ exceeds the σ of the Gaussian mechanism with the same (ε, δ) (the source's rule is 1.3).
@@ -204,3 +204,41 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     return AMPComparison(epsilons=eps_arr, acc_dishonest=acc_d, acc_honest=acc_h, acc_amp=acc_a,
                          acc_nonprivate=_accuracy(theta_np, X_test, y_test), noise_dishonest=nm_d,
                          noise_honest=nm_h, amp_lambda=lam_a, amp_sigma=sig_a, select_mean=mu)
+
+
+def compare_at_sizes(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+                     sizes: Sequence[int], eps: float, *, rng=None, **settings) -> dict[int, AMPComparison]:
+    r""":func:`compare_amp_dpsgd` at one ε on the first ``n`` training rows, for each ``n`` in ``sizes``.
+
+    The test rows and every other setting stay fixed, so the comparison isolates the
+    training-set size: Alg 1's λ and σ do not depend on n (the calibration is data-free),
+    so its perturbation :math:`b/n` and regularization :math:`\lambda/n` shrink like
+    :math:`1/n`, while DP-SGD's noise multiplier depends on n through the sampling rate.
+
+    Parameters
+    ----------
+    X_train : numpy.ndarray
+        Training rows, each of norm √2 (:func:`with_bias`), in a random order.
+    y_train : numpy.ndarray
+        Training labels ±1.
+    X_test : numpy.ndarray
+        Test rows, each of norm √2.
+    y_test : numpy.ndarray
+        Test labels ±1.
+    sizes : Sequence[int]
+        Training-set sizes n (each at most the number of training rows).
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    **settings
+        Passed on to :func:`compare_amp_dpsgd` (``trials``, ``epochs``, ``sigma_out``, ...).
+    """
+    gen = as_generator(rng)
+    out = {}
+    for n in sizes:
+        n = int(n)
+        if not 1 <= n <= X_train.shape[0]:
+            raise ValueError(f"every size must lie in [1, {X_train.shape[0]}]; got {n}")
+        out[n] = compare_amp_dpsgd(X_train[:n], y_train[:n], X_test, y_test, [eps], rng=gen, **settings)
+    return out

@@ -32,7 +32,7 @@ def test_round_trip_keeps_numbers_and_provenance(results_dir):
     assert res.data["n"] == 7 and res.data["ok"] is True and res.data["name"] == "adult"
     assert res.provenance["seeds"] == {"data": 0, "noise": [1, 2]}
     assert res.provenance["wall_time_s"] == 12.3
-    assert "test scale" in res.caption()
+    assert "test scale" in res.caption() and "; 12 s on" in res.caption()
     assert [r.name for r in stored.stored_results()] == ["figure2"]
 
 

@@ -150,8 +150,10 @@ class StoredResult:
         """One line for a figure or table: the scale, the wall time and the commit."""
         p = self.provenance
         commit = (p.get("commit") or "unknown")[:7]
-        minutes = p["wall_time_s"] / 60.0
-        return (f"stored full-scale run ({p['scale']}; {minutes:.0f} min on "
+        seconds = float(p["wall_time_s"])
+        took = ("under 1 s" if seconds < 1.0 else f"{seconds:.0f} s" if seconds < 59.5
+                else f"{seconds / 60.0:.0f} min")
+        return (f"stored full-scale run ({p['scale']}; {took} on "
                 f"{p['machine'].get('processors')} cores, pdpkit {p['pdpkit_version']} at {commit})")
 
 

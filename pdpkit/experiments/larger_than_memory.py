@@ -55,6 +55,19 @@ def write_memmap(path: str | os.PathLike, n_rows: int, *, d: int = 20, block_row
 
     Block ``j`` holds the rows ``j·block_rows, …`` and is :func:`synthetic_block` ``(j, …)``.
     Returns the features opened again read-only as a memmap, and the labels (in memory).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file to write (in a temporary directory: it takes ``8·n_rows·d`` bytes).
+    n_rows : int
+        Rows of the data set.
+    d : int, default 20
+        Features.
+    block_rows : int, default 50,000
+        Rows generated and written at a time.
+    seed : int, default 7
+        Seed of the data set (:func:`synthetic_block`).
     """
     if int(n_rows) < 1 or int(block_rows) < 1:
         raise ValueError(f"n_rows and block_rows must be positive integers; got {n_rows!r}, {block_rows!r}")
@@ -73,9 +86,20 @@ def write_memmap(path: str | os.PathLike, n_rows: int, *, d: int = 20, block_row
 class ScaleRun:
     """A fit and its privacy report on every row, timed.
 
-    ``clf`` is the fitted estimator, ``bounds`` every row's private bound (nats),
-    ``fit_seconds`` and ``report_seconds`` the wall times, ``passes_fit`` and ``passes`` the
-    rows read divided by n (by the fit; by the fit and the report together).
+    Parameters
+    ----------
+    clf : ObjPertClassifier
+        The fitted estimator.
+    bounds : numpy.ndarray
+        Every row's private bound (nats).
+    fit_seconds : float
+        Wall time of the fit.
+    report_seconds : float
+        Wall time of the report.
+    passes_fit : float
+        Rows read by the fit divided by n.
+    passes : float
+        Rows read by the fit and the report together divided by n.
     """
 
     clf: ObjPertClassifier
@@ -89,8 +113,14 @@ class ScaleRun:
 def fit_and_report(X: Any, y: Any, **estimator_kwargs: Any) -> ScaleRun:
     """Fit :class:`pdpkit.estimators.ObjPertClassifier` on ``(X, y)`` and report on every row.
 
-    ``estimator_kwargs`` are the estimator's parameters (a report method among them). ``X``
-    may be a numpy array, a memmap or a Dask array; it is read block by block.
+    Parameters
+    ----------
+    X : array_like
+        Features: a numpy array, a memmap or a Dask array (read block by block).
+    y : array_like
+        Labels.
+    **estimator_kwargs
+        The estimator's parameters (a report method among them).
     """
     n = int(X.shape[0])
     start = _solver._ROWS_READ[0]

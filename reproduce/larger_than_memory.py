@@ -58,7 +58,7 @@ def memmap() -> tuple[dict, dict, str]:
         out["same_guarantee"] = on_disk.clf.privacy_spent() == in_mem.clf.privacy_spent() == g
         del X, head
     return out, {"data": SEED, "estimator": KW["random_state"]}, (
-        "the chapter's FULL_SCALE: n = 10^7 rows, d = 20, from a memmap (1.6 GB on disk); "
+        "the chapter's FULL_SCALE: n = 10^7 rows, d = 20, from a memmap of 1.6 GB on disk; "
         "agreement with the in-memory fit checked on the first 10^6 rows")
 
 

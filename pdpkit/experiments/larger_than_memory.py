@@ -23,8 +23,8 @@ from ..estimators import ObjPertClassifier
 __all__ = ["synthetic_block", "write_memmap", "ScaleRun", "fit_and_report"]
 
 
-def synthetic_block(i: int, k: int, *, d: int = 20, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
-    r"""Block ``i`` of the synthetic data set: ``k`` rows and their labels in :math:`\{-1, 1\}`.
+def synthetic_block(i: int, rows: int, *, d: int = 20, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
+    r"""Block ``i`` of the synthetic data set: ``rows`` rows and their labels in :math:`\{-1, 1\}`.
 
     Features uniform on :math:`[-1/\sqrt d, 1/\sqrt d]` (so every row has norm at most 1),
     labels drawn from a logistic model with the fixed weights ``3 N(0, I)`` (seed ``seed``).
@@ -35,7 +35,7 @@ def synthetic_block(i: int, k: int, *, d: int = 20, seed: int = 7) -> tuple[np.n
     ----------
     i : int
         Index of the block (0, 1, ...).
-    k : int
+    rows : int
         Rows in the block.
     d : int, default 20
         Features.
@@ -43,9 +43,9 @@ def synthetic_block(i: int, k: int, *, d: int = 20, seed: int = 7) -> tuple[np.n
         Seed of the data set.
     """
     rng = np.random.default_rng([seed, i])
-    X = (rng.random((k, d)) - 0.5) * (2.0 / np.sqrt(d))
+    X = (rng.random((rows, d)) - 0.5) * (2.0 / np.sqrt(d))
     w = np.random.default_rng(seed).normal(size=d) * 3.0
-    y = np.where(rng.random(k) < 1.0 / (1.0 + np.exp(-X @ w)), 1.0, -1.0)
+    y = np.where(rng.random(rows) < 1.0 / (1.0 + np.exp(-X @ w)), 1.0, -1.0)
     return X, y
 
 

@@ -6,8 +6,12 @@ r"""Computations behind the chapter "Using pdpkit": a practitioner's table, its 
 * :func:`adult_documented_domains` — the categorical domains as the data's documentation
   (``adult.names``) lists them: public knowledge, read from the documentation, not from a
   record.
+* :data:`ADULT_PUBLIC_BOUNDS` and :func:`adult_public_schema` — the reviewed schema of the
+  chapter: bounds and domains known without the data.
 * :data:`EDUCATION_LEVEL` — a public map of Adult's 16 education values onto three levels
   (the chapter's multiclass label).
+* :func:`adult_report_bounds` — the chapter's private model of income and its privacy
+  report on the test file's people.
 * :func:`accuracy_curve` — test accuracy of :class:`pdpkit.estimators.ObjPertClassifier`
   against ε.
 """
@@ -23,8 +27,10 @@ from .._progress import progress as _progress
 from .._validation import as_generator
 from ..datasets import Dataset, read_vendored
 from ..estimators import ObjPertClassifier
+from ..schema import Column, Schema
 
-__all__ = ["ADULT_COLUMNS", "EDUCATION_LEVEL", "adult_records", "adult_documented_domains", "accuracy_curve"]
+__all__ = ["ADULT_COLUMNS", "ADULT_PUBLIC_BOUNDS", "EDUCATION_LEVEL", "adult_records", "adult_documented_domains",
+           "adult_public_schema", "adult_report_bounds", "accuracy_curve"]
 
 #: The columns of ``adult.data`` and ``adult.test``, in the files' order (``adult.names``).
 ADULT_COLUMNS: tuple[str, ...] = (
@@ -110,6 +116,63 @@ def adult_documented_domains() -> dict[str, tuple[str, ...]]:
         if rest != "continuous":
             out[name.strip()] = tuple(v.strip() for v in rest.split(","))
     return out
+
+
+#: Public bounds of Adult's numeric columns: the selection (age above 16, hours above 0) and the
+#: census top-codes (age 90, hours 99, capital gains 99,999); capital losses capped at 5,000 by
+#: a rule applied to each record on its own.
+ADULT_PUBLIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "age": (17, 90), "capital-gain": (0, 99_999), "capital-loss": (0, 5_000), "hours-per-week": (1, 99),
+}
+
+
+def adult_public_schema() -> Schema:
+    """The reviewed schema of Adult: every bound and domain known without the data.
+
+    The identifier ``person_id``, ``fnlwgt`` (a survey weight) and ``education-num`` (the
+    same as ``education``) are ignored; the numeric columns carry :data:`ADULT_PUBLIC_BOUNDS`,
+    the text columns the domains of :func:`adult_documented_domains`; the label ``income``
+    takes ``"<=50K"`` or ``">50K"``; a missing value is encoded as the all-zero block.
+    """
+    domains = adult_documented_domains()
+    columns = [Column("person_id", role="ignore")]
+    for name in ADULT_COLUMNS[:-1]:
+        if name in ("fnlwgt", "education-num"):
+            columns.append(Column(name, role="ignore"))
+        elif name in ADULT_PUBLIC_BOUNDS:
+            low, high = ADULT_PUBLIC_BOUNDS[name]
+            columns.append(Column(name, low=low, high=high))
+        else:
+            columns.append(Column(name, kind="categorical", categories=domains[name]))
+    columns.append(Column("income", role="label", kind="categorical", categories=("<=50K", ">50K")))
+    return Schema(tuple(columns), handle_missing="zero")
+
+
+def adult_report_bounds(*, lam: float, n_people: int | None = None,
+                        random_state: Any = 0) -> tuple[ObjPertClassifier, np.ndarray]:
+    """The chapter's model of income and every reported person's private bound (nats).
+
+    :class:`~pdpkit.estimators.ObjPertClassifier` at (1, 10^-6) with the adaptive report at
+    (0.5, 10^-6), ρ = 0.05, on :func:`adult_records` ``("train", rng=0)`` through
+    :func:`adult_public_schema`; the report covers the first ``n_people`` records of
+    ``adult_records("test", rng=1)`` (all 16,281 when ``None``), with their labels.
+
+    Parameters
+    ----------
+    lam : float
+        The regularization (the chapter's privately selected value).
+    n_people : int or None
+        How many test records to report on.
+    random_state : int, numpy.random.Generator or None
+        The estimator's source of noise.
+    """
+    train = adult_records("train", rng=0)
+    test = adult_records("test", rng=1)
+    clf = ObjPertClassifier(1.0, 1e-6, lam=lam, schema=adult_public_schema(), report="adaptive",
+                            report_epsilon=0.5, report_delta=1e-6, rho=0.05,
+                            random_state=random_state).fit(train, train["income"])
+    people = test if n_people is None else test.head(int(n_people))
+    return clf, np.asarray(clf.privacy_report(people, people["income"]))
 
 
 def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta: float, seeds: int = 2,

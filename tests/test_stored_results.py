@@ -66,3 +66,11 @@ def test_every_result_a_chapter_reads_is_stored():
     for nb in sorted((ROOT / "chapters").glob("*.ipynb")):
         for chapter, name in pattern.findall(nb.read_text(encoding="utf-8")):
             assert (ROOT / "results" / chapter / f"{name}.json").exists(), f"{nb.name} reads {chapter}/{name}"
+
+
+def test_a_result_written_before_another_does_not_mark_the_tree_modified(results_dir):
+    # only the results folder changes while a script stores several results
+    prov = stored.provenance(seeds=0, scale="s", wall_time_s=0.1)
+    if prov["work_tree_modified"] is not None:
+        repo_status = stored._git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+        assert prov["work_tree_modified"] == bool(repo_status)

@@ -80,7 +80,8 @@ def provenance(*, seeds: Mapping[str, Any] | list | int, scale: str, wall_time_s
     from importlib.metadata import version
 
     commit = _git("rev-parse", "HEAD")
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    # the results folder is excluded: a script that stores several results writes into it
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return {
         "command": command if command is not None else " ".join([pathlib.Path(sys.argv[0]).name,
                                                                  *sys.argv[1:]]),

@@ -68,9 +68,20 @@ def test_every_result_a_chapter_reads_is_stored():
             assert (ROOT / "results" / chapter / f"{name}.json").exists(), f"{nb.name} reads {chapter}/{name}"
 
 
-def test_a_result_written_before_another_does_not_mark_the_tree_modified(results_dir):
-    # only the results folder changes while a script stores several results
-    prov = stored.provenance(seeds=0, scale="s", wall_time_s=0.1)
-    if prov["work_tree_modified"] is not None:
-        repo_status = stored._git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
-        assert prov["work_tree_modified"] == bool(repo_status)
+def test_work_tree_flag_ignores_the_results_folder_and_sees_other_changes(tmp_path, monkeypatch):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "results" / "amp").mkdir(parents=True)
+    (repo / "code.py").write_text("x = 1\n")
+    (repo / "results" / "amp" / "a.json").write_text("{}\n")
+    for cmd in (["init", "-q"], ["add", "."],
+                ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c"]):
+        subprocess.run(["git", *cmd], cwd=repo, check=True)
+    monkeypatch.setattr(stored, "RESULTS_DIR", repo / "results")
+    prov = lambda: stored.provenance(seeds=0, scale="s", wall_time_s=0.1)  # noqa: E731
+    assert prov()["work_tree_modified"] is False and len(prov()["commit"]) == 40
+    (repo / "results" / "amp" / "a.json").write_text('{"b": 1}\n')  # a stored result rewritten
+    assert prov()["work_tree_modified"] is False
+    (repo / "code.py").write_text("x = 2\n")  # the code changed: flagged
+    assert prov()["work_tree_modified"] is True

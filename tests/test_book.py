@@ -185,6 +185,30 @@ def _markdown(nb_path: pathlib.Path) -> list[str]:
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
 
 
+def _list_markers_inside_inline_math(text: str) -> list[str]:
+    """Lines that start with '+ ', '- ' or '* ' while an inline $...$ is open: Markdown reads a list item."""
+    found, inside = [], False
+    for line in text.splitlines():
+        if line.strip().startswith("$$"):
+            continue
+        if inside and re.match(r"\s*[-+*] ", line):
+            found.append(line[:60])
+        if len(re.findall(r"(?<!\\)\$", line.replace("$$", ""))) % 2:
+            inside = not inside
+    return found
+
+
+def test_the_inline_math_check_catches_a_list_marker():
+    assert _list_markers_inside_inline_math("gradient $a\n+ b$ and") == ["+ b$ and"]
+    assert _list_markers_inside_inline_math("gradient $a +\nb$ and\n- an item") == []
+
+
+@pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
+def test_inline_math_never_starts_a_line_with_a_list_marker(nb_path):
+    found = [f for md in _markdown(nb_path) for f in _list_markers_inside_inline_math(md)]
+    assert not found, f"{nb_path.name}: a line inside $...$ starts like a list item (move the sign up): {found}"
+
+
 @pytest.mark.parametrize("nb_path", _notebooks(), ids=lambda p: p.stem)
 def test_chapter_opens_with_what_it_shows_and_ends_with_exercises(nb_path):
     md = _markdown(nb_path)

@@ -23,3 +23,12 @@ def run(chapter: str, experiments: dict[str, Callable[[], tuple[dict, dict, str]
         path = stored.save_result(chapter, name, data,
                                   provenance=stored.provenance(seeds=seeds, scale=scale, wall_time_s=t.seconds))
         print(f"{name}: {t.seconds:.0f} s -> {path}", flush=True)
+
+
+def run_each(experiments: dict[str, Callable[[], None]], description: str) -> None:
+    """Call ``experiments`` (all, or those named by ``--only``); each stores its own result(s)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--only", choices=sorted(experiments), action="append")
+    for name in parser.parse_args().only or list(experiments):
+        print("running", name, flush=True)
+        experiments[name]()

@@ -8,12 +8,12 @@ the result goes to ``results/self_concordant_stability/figure1.json``.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from pdpkit.experiments import self_concordant_stability as ex
 from pdpkit.experiments import stored
+
+from _common import run_each
 
 CHAPTER = "self_concordant_stability"
 SEED = 20250412
@@ -37,8 +37,4 @@ def figure1() -> None:
 EXPERIMENTS = {"figure1": figure1}
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append")
-    for name in parser.parse_args().only or list(EXPERIMENTS):
-        print("running", name, flush=True)
-        EXPERIMENTS[name]()
+    run_each(EXPERIMENTS, __doc__.splitlines()[0])

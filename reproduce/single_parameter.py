@@ -12,12 +12,12 @@ Figures 6–7: UCI Adult (the source uses ACS data), bootstrap samples of n = 10
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from pdpkit.experiments import single_parameter as ex
 from pdpkit.experiments import stored
+
+from _common import run_each
 
 CHAPTER = "single_parameter"
 SEED = 20250412
@@ -91,8 +91,4 @@ def figures6_7() -> None:
 EXPERIMENTS = {"figures2_3": figures2_3, "figures4_5": figures4_5, "figures6_7": figures6_7}
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append")
-    for name in parser.parse_args().only or list(EXPERIMENTS):
-        print("running", name, flush=True)
-        EXPERIMENTS[name]()
+    run_each(EXPERIMENTS, __doc__.splitlines()[0])

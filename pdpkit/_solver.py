@@ -35,7 +35,7 @@ def _freeze(a: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------ rows in blocks
 #: Bytes of float64 per block of rows: a block stays in cache while a kernel reads it twice.
-_BLOCK_BYTES = 1 << 22
+_BLOCK_BYTES = 1 << 20
 #: Rows read over all passes since the counter was last reset (benchmarks: passes = rows / n).
 _ROWS_READ = [0]
 
@@ -446,14 +446,13 @@ def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, wan
         return (0.0, np.zeros(d), np.zeros((d, d), order="F") if want_h else None, 0.0)
     Z = _margins(Xe, T)
     z = Z[:, 0]
-    d1, d2 = loss._d1_d2(z, yc)
+    fs, d1, d2 = loss._sum_d1_d2(z, yc)
     if curv_out is not None:
         curv_out[0][off:off + Xe.shape[0]] = d2
         curv_out[1][off:off + Xe.shape[0]] = z
         if len(curv_out) > 2:  # and the squared row norms and margins along a fixed vector
             curv_out[2][off:off + Xe.shape[0]] = np.einsum("ij,ij->i", Xe, Xe)
             np.dot(Xe, curv_out[4], out=curv_out[3][off:off + Xe.shape[0]])
-    fs = float(np.sum(loss._value(z, yc)))
     g = Xe.T @ d1
     H = None
     if want_h:
@@ -464,18 +463,42 @@ def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, wan
     return (fs, g, H, mv)
 
 
+def _k_eval_moved(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, z0: np.ndarray, zp: np.ndarray, step: float,
+                  curv_out: tuple) -> tuple:
+    """:func:`_k_eval` at theta + step p from known margins: z = z0 + step zp (X theta and X p of every row, cached).
+
+    One read of the block (X^T f'), no margins formed; the block's f'' and margins go to ``curv_out``.
+    """
+    k = Xe.shape[0]
+    if k == 0:
+        return (0.0, np.zeros(Xe.shape[1]), None, 0.0)
+    sl = slice(off, off + k)
+    z = curv_out[1][sl]
+    np.multiply(zp[sl], step, out=z)
+    z += z0[sl]
+    fs, d1, d2 = loss._sum_d1_d2(z, yc)
+    curv_out[0][sl] = d2
+    return (fs, Xe.T @ d1, None, 0.0)
+
+
 def _comb_eval(a: tuple, b: tuple) -> tuple:
     return (a[0] + b[0], a[1] + b[1], _sum_parts(a[2], b[2]), max(a[3], b[3]))
 
 
 def _evaluate(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: float, b: np.ndarray, weight: float,
-              want_h: bool, p: np.ndarray | None = None, curv_out: np.ndarray | None = None) -> tuple:
+              want_h: bool, p: np.ndarray | None = None, curv_out: np.ndarray | None = None,
+              moved: tuple | None = None) -> tuple:
     r"""One pass at ``theta``: objective, its rounding scale, gradient, Hessian (upper, or None), max :math:`|x_i^\top p|`.
 
     ``curv_out``: a pair of (n,) arrays that receive every row's :math:`f''` and margin (in-memory rows only).
+    ``moved = (z0, zp, step)``: ``theta`` is a point whose margins are ``z0 + step zp`` (known, in
+    memory): the pass reads X once for the gradient and forms no margins (no Hessian, ``p`` ignored).
     """
-    T = theta[:, None] if p is None else np.column_stack([theta, p])
-    fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h), curv_out), combine=_comb_eval)
+    if moved is not None:
+        fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval_moved, (loss, *moved, curv_out), combine=_comb_eval)
+    else:
+        T = theta[:, None] if p is None else np.column_stack([theta, p])
+        fs, gd, Hu, mv = _map_reduce(rows, y, _k_eval, (loss, T, bool(want_h), curv_out), combine=_comb_eval)
     vals = weight * fs
     reg = 0.5 * lam * float(theta @ theta)
     lin = float(b @ theta)
@@ -494,12 +517,21 @@ def _hessian_rows(rows: _Rows, y: Any, loss: GLMLoss, theta: np.ndarray, lam: fl
     return _evaluate(rows, y, loss, theta, lam, np.zeros_like(theta), weight, True)[3]
 
 
-def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, curv: np.ndarray | None = None) -> np.ndarray:
-    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block (f'' read from ``curv`` when given)."""
+def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, curv: np.ndarray | None = None,
+          u_out: np.ndarray | None = None) -> np.ndarray:
+    """X^T diag(f''(X theta)) X v for T = [theta, v]: one read of the block (f'' read from ``curv`` when given).
+
+    ``u_out`` (with ``curv``): an (n,) array that receives the block's margins along v, X v.
+    """
     if Xe.shape[0] == 0:
         return np.zeros(Xe.shape[1])
     if curv is not None:
-        return Xe.T @ (curv[off:off + Xe.shape[0]] * (Xe @ T[:, 1]))
+        k = Xe.shape[0]
+        if u_out is not None:
+            u = np.dot(Xe, T[:, 1], out=u_out[off:off + k])
+        else:
+            u = Xe @ T[:, 1]
+        return Xe.T @ (curv[off:off + k] * u)
     Z = _margins(Xe, T)
     d2 = loss._d1_d2(Z[:, 0], yc)[1]
     return Xe.T @ (d2 * Z[:, 1])
@@ -509,12 +541,14 @@ def _k_hv(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, curv:
 # start and for far-region Hessians when it still has >= _SUB_MIN_ROWS_PER_DIM * d rows.
 _SUB_FRACTION = 16
 _SUB_MIN_ROWS_PER_DIM = 10
+_WARM_CG_ROWS_PER_DIM = 10
+_MOVED_MIN = 1e3     # Newton-CG forms the margins afresh once the gradient is below this times the tolerance
 _SUB_SWITCH = 0.5    # leave the sub-sampled-Hessian phase once c * t * max|x_i^T p| < this
 _CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less than this / c
 
 
 def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None,
-                 certify_tol=None, cert_out=None):
+                 certify_tol=None, cert_out=None, g_ref=None, g_ref_out=None):
     r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
 
     Every evaluation is one pass over the rows (:func:`_evaluate`: objective, gradient and,
@@ -549,15 +583,18 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     m_sub = n // _SUB_FRACTION
     use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
     # Newton-CG is warm-started the same way (no sub-sampled Hessians: its products are exact)
-    warm = use_sub or (method == "newton-cg" and m_sub >= d and 0 < c < math.inf and warm_move is None)
+    warm = use_sub or (method == "newton-cg" and m_sub >= _WARM_CG_ROWS_PER_DIM * d and 0 < c < math.inf and warm_move is None)
     if use_sub or warm:
         rows_sub, sl = rows.head_or_every(_SUB_FRACTION)
         y_sub = y[sl]
         w_sub = weight * n / rows_sub.n
     if theta0 is None and warm:
         try:
+            ref: list = []
             theta0 = _newton_rows(rows_sub, y_sub, loss, lam, b, 0.0, 50, method, weight=w_sub,
-                             warm_move=_CHORD_DRIFT)[0]
+                                  warm_move=_CHORD_DRIFT, g_ref_out=ref)[0]
+            if g_ref is None and ref:
+                g_ref = ref[0]
         except _NoConvergence:  # pragma: no cover - a warm start is optional
             theta0 = None
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
@@ -565,18 +602,32 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     # then reads X twice in cache instead of forming the margins again, and the preconditioner is
     # built from them (a few vectors of n floats, 1/d of X each)
     curv = (np.empty(n), np.empty(n)) if (method == "newton-cg" and not rows.dask) else None
+    # and the margins of each step, X p, from the conjugate-gradient products' own X s: the next
+    # evaluation then reads X once (X^T f') instead of forming X theta again (two more (n,) arrays)
+    inc = (np.empty(n), np.empty(n)) if curv is not None else None
     defl = None
     stats = None
     if curv is not None and d > 2 and n >= 2 * d:
-        rows_mean = rows_sub if warm else rows
-        xbar = _map_reduce(rows_mean, None, _k_colsum) / max(rows_mean.n, 1)
-        stats = (np.empty(n), np.empty(n), xbar)  # filled by the first evaluation
-        defl = (xbar, stats[:2])
+        # The preconditioner's statistics (the mean row, squared row norms, margins along the mean
+        # row) only steer conjugate gradients: a sixteenth of the rows estimates them well enough
+        # (computed here, 1/16 of a pass); on fewer rows, all rows, in the first evaluation.
+        if m_sub >= max(d, 256):
+            rows_s, sl_s = (rows_sub, sl) if warm else rows.head_or_every(_SUB_FRACTION)
+            xbar = _map_reduce(rows_s, None, _k_colsum) / rows_s.n
+            rs = _map_rows(rows_s, None, _k_row_stats, (xbar,), ncols=2)
+            defl = (xbar, (rs[:, 0], rs[:, 1]), sl_s, n / rows_s.n)
+        else:
+            xbar = _map_reduce(rows, None, _k_colsum) / n
+            stats = (np.empty(n), np.empty(n), xbar)  # filled by the first evaluation
+            defl = (xbar, stats[:2], slice(None), 1.0)
     forced = method == "newton" and not use_sub  # form the Hessian with the next evaluation
     F, Fscale, g, H, _ = _evaluate(rows, y, loss, theta, lam, b, weight, forced,
                                    curv_out=None if curv is None else curv + (stats or ()))
     gnorm = float(np.linalg.norm(g))
-    g_ref = max(gnorm, 1e-300)  # the forcing terms of Newton-CG are relative to the first gradient
+    # the forcing terms of Newton-CG are relative to the first gradient (of the warm start's problem, when there is one)
+    g_ref = max(gnorm if g_ref is None else max(g_ref, gnorm), 1e-300)
+    if g_ref_out is not None:
+        g_ref_out.append(g_ref)
     n_iter = 0
     sub = use_sub
     factor = None
@@ -605,7 +656,8 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                 drift = 0.0  # an exact Hessian; otherwise reuse the factorization (chord step)
             p = -sla.cho_solve(factor, g, check_finite=False)
         else:
-            precond = None if defl is None else _Deflation(theta, defl[0], curv, defl[1], weight, lam)
+            precond = None if defl is None else _Deflation(theta, defl[0], (curv[0][defl[2]], curv[1][defl[2]]),
+                                                           defl[1], weight * defl[3], lam)
             # Never solve the Newton system more accurately than the step's nonlinear remainder
             # (about k_nl |g|^2, k_nl measured on the previous steps); when that remainder is
             # predicted below a quarter of the tolerance, solve to half of it and finish in this step.
@@ -617,12 +669,19 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
             elif remainder < math.inf:
                 forcing = max(forcing, remainder)
             p, resid = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref, precond=precond,
-                                     curv=None if curv is None else curv[0], forcing=forcing)
+                                     curv=None if curv is None else curv[0], forcing=forcing,
+                                     zp=None if inc is None else inc[0], u=None if inc is None else inc[1])
         gtp = float(g @ p)
         if not gtp < 0:  # pragma: no cover - p is a descent direction for any SPD model
             p, gtp = -g, -gnorm * gnorm
             factor, drift = None, math.inf
         want_h = forced and method == "newton" and not sub
+        # margins moved along the known X p, while the gradient is far above the tolerance (the
+        # last steps form X theta afresh: no rounding carried over from earlier steps)
+        moved = inc is not None and method == "newton-cg" and gnorm > _MOVED_MIN * grad_tol
+        if moved:
+            np.copyto(inc[1], curv[1])  # the margins at theta (the work array is free after CG)
+            mv_moved = float(np.max(np.abs(inc[0]))) if n else 0.0
         step = 1.0
         while True:
             th_new = theta + step * p
@@ -635,8 +694,13 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                     return th_new, gnorm_c, n_iter, None
             # max|x_i^T p| steers the chord steps (Newton) and the warm start's stop; Newton-CG skips it
             p_move = p if (method == "newton" or warm_move is not None) else None
-            F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h, p_move,
-                                                            curv_out=curv)
+            if moved:
+                F_new, Fscale_new, g_new, H_new, _ = _evaluate(rows, y, loss, th_new, lam, b, weight, False,
+                                                               curv_out=curv, moved=(inc[1], inc[0], step))
+                mv = mv_moved
+            else:
+                F_new, Fscale_new, g_new, H_new, mv = _evaluate(rows, y, loss, th_new, lam, b, weight, want_h,
+                                                                p_move, curv_out=curv)
             # Armijo; when the predicted decrease is below the objective's rounding error the
             # comparison is meaningless and the full Newton step is taken.
             if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
@@ -682,6 +746,14 @@ def _k_colsum(Xe: np.ndarray, yc: Any, off: int) -> np.ndarray:
     return Xe.sum(axis=0)
 
 
+def _k_row_stats(Xe: np.ndarray, yc: Any, off: int, v: np.ndarray) -> np.ndarray:
+    """Every row's squared norm and margin along ``v`` (two columns)."""
+    out = np.empty((Xe.shape[0], 2))
+    out[:, 0] = np.einsum("ij,ij->i", Xe, Xe)
+    out[:, 1] = Xe @ v
+    return out
+
+
 class _Deflation:
     r"""A preconditioner for :math:`H = w X^\top\operatorname{diag}(f'')X + \lambda I` from O(n) cached numbers.
 
@@ -691,9 +763,10 @@ class _Deflation:
     offset, an intercept). With :math:`V` an orthonormal basis of :math:`\{\theta, \bar x\}`,
     :math:`P^{-1} r = V (V^\top H V)^{-1} V^\top r + (I - VV^\top) r / \alpha`, :math:`\alpha` the
     mean curvature on the complement, :math:`(\operatorname{tr} H - \operatorname{tr} V^\top H V)/(d - k)`.
-    :math:`V^\top H V` and :math:`\operatorname{tr} H` come exactly from the cached margins
-    :math:`X\theta`, :math:`X\bar x`, squared row norms and :math:`f''` (O(n k) work, no pass).
-    SPD whatever the data: conjugate gradients converge with it in any case.
+    :math:`V^\top H V` and :math:`\operatorname{tr} H` come from the cached margins
+    :math:`X\theta`, :math:`X\bar x`, squared row norms and :math:`f''` (O(n k) work, no pass),
+    of all rows or of a fixed subset with its weight scaled up (an estimate: ``curv``, ``stats``
+    and ``weight`` given accordingly). SPD whatever the data: conjugate gradients converge with it in any case.
     """
 
     def __init__(self, theta: np.ndarray, xbar: np.ndarray, curv: tuple, stats: tuple, weight: float,
@@ -726,14 +799,16 @@ class _Deflation:
 
 
 def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, precond=None, curv=None,
-                  forcing=None):
+                  forcing=None, zp=None, u=None):
     """Truncated (preconditioned) conjugate gradients on H p = -g, H v = w X^T (f'' * (X v)) + lam v (one pass per product).
 
     Stops at the residual ``forcing``, by default ``min(0.5, sqrt(|g| / g_ref)) |g|`` (Eisenstat-Walker's
     choice relative to the first gradient's norm ``g_ref``: superlinear convergence whatever the
     scale of the sum). Returns the step p and its residual r = -g - H p.
     ``precond``: an object whose ``solve(r)`` applies an SPD approximation of H^{-1} (:class:`_Deflation`);
-    ``curv``: every row's f'' at ``theta`` (then a product does not form the margins again).
+    ``curv``: every row's f'' at ``theta`` (then a product does not form the margins again);
+    with it, ``zp`` and ``u`` (two (n,) arrays) make ``zp`` the margins of the step, X p, from the
+    products' own X s (no extra pass), ``u`` a work array.
     """
     d = g.shape[0]
     gnorm = float(np.linalg.norm(g))
@@ -745,11 +820,16 @@ def _cg_direction(rows, y, loss, theta, weight, lam, g, max_cg=None, g_ref=1.0, 
     z = r if precond is None else precond.solve(r)
     s = z.copy()
     rz = float(r @ z)
+    track = zp is not None and curv is not None
+    if track:
+        zp[:] = 0.0
     for _ in range(max_cg):
         T = np.column_stack([theta, s])
-        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, T, curv)) + lam * s
+        Hs = weight * _map_reduce(rows, y, _k_hv, (loss, T, curv, u if track else None)) + lam * s
         alpha = rz / float(s @ Hs)
         p += alpha * s
+        if track:
+            zp += alpha * u
         r -= alpha * Hs
         if float(np.linalg.norm(r)) <= forcing:
             break

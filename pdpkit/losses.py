@@ -194,6 +194,10 @@ class GLMLoss:
     def _d1_d2(self, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._d1(t, y), self._d2(t, y)
 
+    def _sum_d1_d2(self, t: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """(sum of f, f', f'') at the margins ``t`` (a loss may share work between them)."""
+        return (float(np.sum(self._value(t, y))), *self._d1_d2(t, y))
+
     def _value(self, t: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -266,6 +270,15 @@ class Logistic(GLMLoss):
         # sigma(-u) = e/(1+e) for u >= 0, 1/(1+e) for u < 0.
         s_neg = np.where(u >= 0, e * inv, inv)
         return -y * s_neg, e * inv * inv
+
+    def _sum_d1_d2(self, t, y):
+        # value, f' and f'' from one exponential: f = max(-u, 0) + log1p(e), as _softplus(-u)
+        u = y * t
+        e = np.exp(-np.abs(u))
+        fsum = float(np.sum(np.maximum(-u, 0.0))) + float(np.sum(np.log1p(e)))
+        inv = 1.0 / (1.0 + e)
+        s_neg = np.where(u >= 0, e * inv, inv)
+        return fsum, -y * s_neg, e * inv * inv
 
 
 class Squared(GLMLoss):

@@ -229,3 +229,19 @@ def test_get_loss_and_huber_scale():
             Huber(bad)
     assert set(losses.__all__) >= {"logistic", "squared", "robust_log", "huber", "Huber", "get_loss"}
     assert "logistic" in repr(logistic)
+
+
+@pytest.mark.parametrize("loss", [logistic, squared, robust_log, huber], ids=lambda loss: loss.name)
+def test_fused_value_and_derivatives_equal_the_separate_ones(loss):
+    # the solver's one-pass evaluation (sum of f, f', f'') equals the three functions it replaces,
+    # out to margins where exp(-|u|) underflows
+    rng = np.random.default_rng(5)
+    t = np.concatenate([rng.normal(size=500) * 4, [-800.0, -40.0, -1e-300, 0.0, 1e-300, 40.0, 800.0]])
+    y = np.where(rng.random(t.size) < 0.5, -1.0, 1.0) if loss is logistic else rng.normal(size=t.size)
+    fs, d1, d2 = loss._sum_d1_d2(t, y)
+    e1, e2 = loss._d1_d2(t, y)
+    np.testing.assert_allclose(d1, e1, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(d2, e2, rtol=1e-15, atol=0)
+    ref = math.fsum(loss._value(t, y))
+    assert abs(fs - ref) <= 1e-13 * abs(ref)
+    assert abs(loss._sum_d1_d2(t, -y if loss is logistic else y + 1)[0] - ref) > 1e-6 * abs(ref)  # the tester

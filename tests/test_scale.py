@@ -306,3 +306,50 @@ def test_member_matching_by_sorted_keys_is_exact_whatever_the_keys(monkeypatch, 
     bad_y[k] = -bad_y[k]  # an existing row with a label it does not have
     with pytest.raises(ValueError, match=rf"target_x\[{k}\]"):
         objpert.ex_post_pdp(fit, X, y, X[perm], bad_y, member=True)
+
+
+def test_moved_margins_evaluate_like_a_fresh_pass():
+    # Newton-CG keeps X p from its products' own X s: the evaluation at theta + t p from those
+    # margins equals a fresh pass (value, gradient, f''); a step whose margins are off is caught
+    from pdpkit import _solver
+
+    X, y = _data(5000, 12, seed=11)
+    rows = _Rows(X, intercept=1.0, block_rows=700)
+    n, d = rows.shape
+    b = np.random.default_rng(2).normal(size=d)
+    theta = np.random.default_rng(3).normal(size=d) * 0.3
+    curv = (np.empty(n), np.empty(n))
+    F, _s, g, _h, _m = _solver._evaluate(rows, y, LOGISTIC, theta, 0.7, b, 1.0, False, curv_out=curv)
+    zp, u = np.empty(n), np.empty(n)
+    p, _r = _solver._cg_direction(rows, y, LOGISTIC, theta, 1.0, 0.7, g, curv=curv[0], forcing=1e-3 * np.linalg.norm(g),
+                                  zp=zp, u=u)
+    Xi = prepare_rows(X, norm_bound=1.0, fit_intercept=True)
+    np.testing.assert_allclose(zp, Xi @ p, rtol=0, atol=1e-12 * np.abs(Xi @ p).max())
+    t = 0.6
+    fresh = (np.empty(n), np.empty(n))
+    F1, _s1, g1, _h1, _m1 = _solver._evaluate(rows, y, LOGISTIC, theta + t * p, 0.7, b, 1.0, False, curv_out=fresh)
+    z0 = curv[1].copy()
+    F2, _s2, g2, _h2, _m2 = _solver._evaluate(rows, y, LOGISTIC, theta + t * p, 0.7, b, 1.0, False, curv_out=curv,
+                                              moved=(z0, zp, t))
+    assert abs(F2 - F1) <= 1e-12 * abs(F1)
+    np.testing.assert_allclose(g2, g1, rtol=0, atol=1e-10 * np.linalg.norm(g1))
+    np.testing.assert_allclose(curv[0], fresh[0], rtol=1e-10)
+    np.testing.assert_allclose(curv[1], fresh[1], rtol=0, atol=1e-12)
+    # the tester: a wrong step length in the cached margins shows
+    F3, _s3, g3, _h3, _m3 = _solver._evaluate(rows, y, LOGISTIC, theta + t * p, 0.7, b, 1.0, False,
+                                              curv_out=(np.empty(n), np.empty(n)), moved=(z0, zp, 0.9 * t))
+    assert np.linalg.norm(g3 - g1) > 1e-6 * np.linalg.norm(g1)
+
+
+def test_newton_cg_with_sampled_preconditioner_statistics_certifies():
+    # from 16 x 256 rows on, the preconditioner's statistics come from every 16th row and the
+    # iteration moves the margins along the known X p: the released point still certifies
+    X, y = _data(8192, 5, seed=13)
+    b = np.random.default_rng(4).normal(size=5)
+    tol = 1e-9
+    _ROWS_READ[0] = 0
+    theta, _g, _tau, _it, method, _c = _solve(X, y, LOGISTIC, 0.7, b, tol, 200, "newton-cg", want_hessian=False)
+    assert method == "newton-cg"
+    assert _exact_gradient_norm(X, y, 0.7, b, theta) <= tol
+    plain, *_ = _solve(X, y, LOGISTIC, 0.7, b, tol / 2, 200, "newton", want_hessian=False)
+    assert float(np.linalg.norm(theta - plain)) <= 2 * tol / 0.7

@@ -162,13 +162,15 @@ def _dask_blocks(rows: _Rows, y: Any) -> tuple[list, list, list]:
     X = rows.X
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
-    xb = list(X.to_delayed().ravel())
+    # unoptimized graphs: X and y cut from one array (a table's columns) then share the task that
+    # makes each block (optimized, each would fuse its own copy and make or read every block twice)
+    xb = list(X.to_delayed(optimize_graph=False).ravel())
     sizes = X.chunks[0]
     offs = [int(v) for v in np.cumsum((0,) + tuple(sizes))[:-1]]
     if y is None:
         yb = [None] * len(xb)
     elif _is_dask(y):
-        yb = list(y.rechunk((sizes,)).to_delayed().ravel())
+        yb = list(y.rechunk((sizes,)).to_delayed(optimize_graph=False).ravel())
     else:
         yb = [y[o:o + c] for o, c in zip(offs, sizes, strict=True)]
     return xb, yb, offs
@@ -276,6 +278,26 @@ def _k_count_over(Xe: np.ndarray, yc: Any, off: int, limit2: float) -> int:
     return int(np.count_nonzero(np.einsum("ij,ij->i", Xe, Xe) > limit2))
 
 
+def _label_error(yc: np.ndarray, loss: GLMLoss, yname: str) -> list:
+    """[the message of ``loss.check_labels`` on a block of labels], or [] when they are valid."""
+    try:
+        loss.check_labels(np.asarray(yc), yname)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+def _check_dask_labels(y: Any, loss: GLMLoss, yname: str) -> None:
+    """The loss's label check on a Dask array, block by block on the workers (reads only the labels)."""
+    import dask
+
+    errors = dask.compute(*[dask.delayed(_label_error, pure=True)(b, loss, yname)
+                            for b in y.to_delayed(optimize_graph=False).ravel()])
+    for e in errors:
+        if e:
+            raise ValueError(e[0])
+
+
 def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname: str = "y") -> tuple[_Rows, Any, tuple]:
     """Rows and labels checked in one pass: finite, labels in the loss's domain, the largest row norm.
 
@@ -318,10 +340,24 @@ def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname
         lab_loss = loss
     if rows.p == 0:
         raise ValueError(f"{xname} must have at least one column")
-    stats = _map_reduce(rows, y_arr if lab_loss is not None else None, _k_check, (lab_loss, yname),
-                        combine=_comb_check)
+    # a row map built for one fit (an estimator's, used by its solver and then by its report)
+    # is checked once with the same labels: the second check would read X again for the same answer
+    memo = (id(y), None if loss is None else loss.name)
+    done = getattr(rows, "_checked", None)
+    if done is not None and done[0] == memo:
+        return rows, y_arr, done[1]
+    x_checked = getattr(rows, "_x_checked", None)  # the rows' own checks, made when the map was built
+    if x_checked is not None:
+        stats = x_checked
+        if lab_loss is not None:
+            _check_dask_labels(y_arr, lab_loss, yname)
+    else:
+        stats = _map_reduce(rows, y_arr if lab_loss is not None else None, _k_check, (lab_loss, yname),
+                            combine=_comb_check)
     if not stats[0]:
         raise ValueError(f"{xname} must be finite (no NaN or inf)")
+    if isinstance(X, _Rows):
+        X._checked = (memo, stats)
     return rows, y_arr, stats
 
 

@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import as_generator, check_positive, check_probability
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
-from ._solver import _is_dask, _map_reduce, _Rows
+from ._solver import _comb_check, _is_dask, _map_reduce, _Rows
 from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
 from .accountant import BudgetExceededError, Charge, PrivacyAccountant, objpert_calibrate_composed
 from .release import Guarantee, Release, multiclass_release, objpert_release
@@ -109,19 +109,35 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     return X
 
 
-def _k_over(Xe: np.ndarray, yc: Any, off: int, limit: float) -> tuple:
-    """(first row beyond the bound, its norm, how many) of a block of raw rows."""
-    norms = np.sqrt(np.einsum("ij,ij->i", Xe, Xe))
-    over = norms > limit
-    if not np.any(over):
-        return (-1, 0.0, 0)
-    i = int(np.argmax(over))
-    return (off + i, float(norms[i]), int(np.count_nonzero(over)))
-
-
 def _comb_over(a: tuple, b: tuple) -> tuple:
     first = a if a[0] >= 0 and (b[0] < 0 or a[0] < b[0]) else b
     return (first[0], first[1], a[2] + b[2])
+
+
+def _k_row_checks(Xe: np.ndarray, yc: Any, off: int, limit: float | None, p: int) -> tuple:
+    """(the fitted rows' check: finite, largest squared norm, its row; the raw rows beyond ``limit``).
+
+    ``Xe`` are the fitted rows, whose first ``p`` columns are the raw row (an intercept column
+    follows when there is one); ``limit`` None: no bound to check (clipped rows).
+    """
+    if Xe.shape[0] == 0:
+        return ((True, -1.0, -1), (-1, 0.0, 0))
+    sq = np.einsum("ij,ij->i", Xe, Xe)
+    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
+    i = int(np.argmax(sq)) if finite else 0
+    over = (-1, 0.0, 0)
+    if limit is not None:
+        raw_sq = sq if Xe.shape[1] == p else np.einsum("ij,ij->i", Xe[:, :p], Xe[:, :p])
+        norms = np.sqrt(raw_sq)
+        bad = norms > limit
+        if np.any(bad):
+            j = int(np.argmax(bad))
+            over = (off + j, float(norms[j]), int(np.count_nonzero(bad)))
+    return ((finite, float(sq[i]), off + i), over)
+
+
+def _comb_row_checks(a: tuple, b: tuple) -> tuple:
+    return (_comb_check(a[0], b[0]), _comb_over(a[1], b[1]))
 
 
 def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercept: bool = False,
@@ -136,14 +152,18 @@ def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercep
     if row_norm not in ("raise", "clip"):
         raise ValueError(f"row_norm must be 'raise' or 'clip'; got {row_norm!r}")
     raw = X if _is_dask(X) else np.asarray(X)
-    rows = _Rows(raw)
-    if row_norm == "raise" and rows.n:
-        i, norm, count = _map_reduce(rows, None, _k_over, (R * (1.0 + 1e-12),), combine=_comb_over)
+    rows = _Rows(raw, intercept=R if fit_intercept else None, clip=R if row_norm == "clip" else None)
+    if rows.n:
+        # one pass: the raw rows' norms against the bound ("raise") and the fitted rows' checks
+        # (finite, largest norm), which the solver and the report then take from the map
+        limit = R * (1.0 + 1e-12) if row_norm == "raise" else None
+        stats, (i, norm, count) = _map_reduce(rows, None, _k_row_checks, (limit, rows.p), combine=_comb_row_checks)
         if i >= 0:
             raise ValueError(f"row {i} of {name} has Euclidean norm {norm:.6g} > norm_bound={R:g} "
                              f"({count} such rows); the guarantee needs every row inside the ball: "
                              f"rescale the features, raise norm_bound, or pass row_norm='clip'")
-    return _Rows(raw, intercept=R if fit_intercept else None, clip=R if row_norm == "clip" else None)
+        rows._x_checked = stats
+    return rows
 
 
 #: The smallest λ calibration returns: a larger λ only lowers ε, and below it the Hessian
@@ -615,7 +635,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                              f"class{'es' if classes.shape[0] != 1 else ''} ({type_of_target(y)})")
         self.classes_ = classes
         if classes.shape[0] == 2:
-            self._fit_signed(X, self._signed_labels(y), classes=list(classes))
+            # the classes were just read off this y: every label is one of them (no pass to check it)
+            self._fit_signed(X, self._signed_labels(y, known=_is_dask(y) and sch is None), classes=list(classes))
         else:
             self._fit_ovr(X, np.asarray(y), classes)
         return self
@@ -663,9 +684,9 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         del fits
         self._set_fitted(release, lam, sigma)
 
-    def _signed_labels(self, y: ArrayLike) -> np.ndarray:
+    def _signed_labels(self, y: ArrayLike, known: bool = False) -> np.ndarray:
         if _is_dask(y):  # mapped lazily, block by block
-            if bool((~y.map_blocks(np.isin, self.classes_, dtype=bool)).any().compute()):
+            if not known and bool((~y.map_blocks(np.isin, self.classes_, dtype=bool)).any().compute()):
                 raise ValueError(f"y has a label that is not one of the fitted classes {list(self.classes_)}")
             return y.map_blocks(lambda b: np.where(b == self.classes_[1], 1.0, -1.0), dtype=float)
         y = np.asarray(y)

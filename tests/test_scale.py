@@ -353,3 +353,26 @@ def test_newton_cg_with_sampled_preconditioner_statistics_certifies():
     assert _exact_gradient_norm(X, y, 0.7, b, theta) <= tol
     plain, *_ = _solve(X, y, LOGISTIC, 0.7, b, tol / 2, 200, "newton", want_hessian=False)
     assert float(np.linalg.norm(theta - plain)) <= 2 * tol / 0.7
+
+
+def test_row_map_checks_once_and_dask_labels_are_still_checked(client):
+    # an estimator's row map carries its rows' checks (one pass for the bound and the solver's
+    # checks); labels on a Dask array are then checked on their own, and a wrong one is refused
+    from pdpkit._solver import _check_rows
+    from pdpkit.estimators import _row_map
+
+    X, y = _data(4000, 5, seed=21)
+    Xd = da.from_array(X, chunks=(1000, 5))
+    rows = _row_map(Xd, norm_bound=1.0, fit_intercept=True)
+    _ROWS_READ[0] = 0
+    r2, _y, stats = _check_rows(rows, da.from_array(y, chunks=1000), LOGISTIC)
+    assert _ROWS_READ[0] == 0 and r2 is rows
+    assert stats[1] == pytest.approx(float(np.max(np.sum(X * X, axis=1))) + 1.0)
+    bad = y.copy()
+    bad[2500] = 0.5
+    with pytest.raises(ValueError, match="labels -1 and \\+1"):
+        _check_rows(rows, da.from_array(bad, chunks=1000), LOGISTIC)
+    with pytest.raises(ValueError, match="row 7 of X has Euclidean norm"):
+        X2 = X.copy()
+        X2[7] *= 3.0
+        _row_map(da.from_array(X2, chunks=(1000, 5)), norm_bound=1.0)

@@ -12,6 +12,7 @@ privacy report reuse.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from typing import Any
@@ -72,11 +73,12 @@ class _Rows:
 
     def like(self, X: Any) -> _Rows:
         """The same row map on other raw rows ``X`` (a subset, or targets)."""
+        _run_pending_check(self)  # a deferred check is never skipped by reading a subset
         return _Rows(X, intercept=self.intercept, clip=self.clip, block_rows=self.block_rows)
 
     def meta(self) -> _Rows:
         """The row map without the data (what a Dask task carries)."""
-        return self.like(np.empty((0, self.p)))
+        return _Rows(np.empty((0, self.p)), intercept=self.intercept, clip=self.clip, block_rows=self.block_rows)
 
     def head_or_every(self, k: int) -> tuple[_Rows, slice]:
         """About 1/k of the rows for a warm start: every k-th row in memory, the first n/k otherwise."""
@@ -102,6 +104,7 @@ class _Rows:
 
     def materialize(self) -> np.ndarray:
         """All rows as one array (only for small data: the vectorized density of many points)."""
+        _run_pending_check(self)
         if self.dask:
             return self.effective(self.X.compute())
         return self.effective(self.X)
@@ -114,6 +117,62 @@ def _as_rows(X: Any) -> _Rows:
     if _is_dask(X):
         return _Rows(X)
     return _Rows(np.asarray(X))
+
+
+def _k_row_checks(Xe: np.ndarray, yc: Any, off: int, limit: float | None, p: int) -> tuple:
+    """(the fitted rows' check: finite, largest squared norm, its row; the raw rows beyond ``limit``).
+
+    ``Xe`` are the fitted rows, whose first ``p`` columns are the raw row (an intercept column
+    follows when there is one); ``limit`` None: no bound to check (clipped rows).
+    """
+    if Xe.shape[0] == 0:
+        return ((True, -1.0, -1), (-1, 0.0, 0))
+    sq = np.einsum("ij,ij->i", Xe, Xe)
+    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
+    i = int(np.argmax(sq)) if finite else 0
+    over = (-1, 0.0, 0)
+    if limit is not None:
+        raw_sq = sq if Xe.shape[1] == p else np.einsum("ij,ij->i", Xe[:, :p], Xe[:, :p])
+        norms = np.sqrt(raw_sq)
+        bad = norms > limit
+        if np.any(bad):
+            j = int(np.argmax(bad))
+            over = (off + j, float(norms[j]), int(np.count_nonzero(bad)))
+    return ((finite, float(sq[i]), off + i), over)
+
+
+def _comb_over(a: tuple, b: tuple) -> tuple:
+    first = a if a[0] >= 0 and (b[0] < 0 or a[0] < b[0]) else b
+    return (first[0], first[1], a[2] + b[2])
+
+
+def _comb_row_checks(a: tuple, b: tuple) -> tuple:
+    return (_comb_check(a[0], b[0]), _comb_over(a[1], b[1]))
+
+
+def _settle_row_checks(rows: _Rows, res: tuple) -> None:
+    """Raise for a row map's failed checks (a row beyond its bound, a non-finite value); else keep them on the map."""
+    _limit, name, R = rows._pending
+    rows._pending = None
+    stats, (i, norm, count) = res
+    if i >= 0:
+        raise ValueError(f"row {i} of {name} has Euclidean norm {norm:.6g} > norm_bound={R:g} "
+                         f"({count} such rows); the guarantee needs every row inside the ball: "
+                         f"rescale the features, raise norm_bound, or pass row_norm='clip'")
+    if not stats[0]:
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    rows._x_checked = stats
+
+
+def _run_pending_check(rows: _Rows) -> None:
+    """A row map's deferred checks (``rows._pending``) in a pass of their own."""
+    pend = getattr(rows, "_pending", None)
+    if pend is None:
+        return
+    rows._pending = None  # the pass below must not run it again
+    res = _map_reduce(rows, None, _k_row_checks, (pend[0], rows.p), combine=_comb_row_checks)
+    rows._pending = pend
+    _settle_row_checks(rows, res)
 
 
 def _sum_parts(a: Any, b: Any) -> Any:
@@ -144,6 +203,8 @@ def _map_reduce(rows: _Rows, y: Any, kernel: Any, args: tuple = (), combine: Any
     numpy and memmap: sequential blocks in this process. Dask: one task per chunk of rows on
     the workers, then a binary tree of ``combine`` (only the kernels' small results travel).
     """
+    if getattr(rows, "_pending", None) is not None:
+        _run_pending_check(rows)
     _ROWS_READ[0] += rows.n
     if rows.dask:
         return _dask_map_reduce(rows, y, kernel, args, combine)
@@ -197,27 +258,48 @@ def _map_rows(rows: _Rows, y: Any, kernel: Any, args: tuple = (), ncols: int = 1
     """
     _ROWS_READ[0] += rows.n
     shape = (rows.n,) if ncols == 1 else (rows.n, ncols)
+    pend = getattr(rows, "_pending", None)  # a row map's deferred checks, made in this pass
+    check = None if pend is None else (pend[0], rows.p)
     if rows.dask:
         import dask
 
         xb, yb, offs = _dask_blocks(rows, y)
         meta = rows.meta()
-        parts = [dask.delayed(_apply_rows, pure=True)(meta, b, c, o, kernel, args) for b, c, o in zip(xb, yb, offs, strict=True)]
+        parts = [dask.delayed(_apply_rows, pure=True)(meta, b, c, o, kernel, args, check)
+                 for b, c, o in zip(xb, yb, offs, strict=True)]
         res = dask.compute(*parts)
+        if check is not None:
+            res, checks = [r[0] for r in res], [r[1] for r in res]
+            _settle_row_checks(rows, functools.reduce(_comb_row_checks, checks))
         return np.concatenate(res) if res else np.empty(shape)
     out = np.empty(shape)
     k = rows.block_rows
+    acc = None
     for s in range(0, rows.n, k):
-        out[s:s + k] = kernel(rows.effective(rows.X[s:s + k]), None if y is None else y[s:s + k], s, *args)
+        Xe = rows.effective(rows.X[s:s + k])
+        out[s:s + k] = kernel(Xe, None if y is None else y[s:s + k], s, *args)
+        if check is not None:
+            part = _k_row_checks(Xe, None, s, *check)
+            acc = part if acc is None else _comb_row_checks(acc, part)
+    if check is not None:
+        _settle_row_checks(rows, acc)  # raises before anything computed in this pass leaves it
     return out
 
 
-def _apply_rows(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tuple) -> np.ndarray:
+def _apply_rows(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tuple, check: tuple | None = None) -> Any:
     Xc = np.asarray(Xc)
     k = meta.block_rows
-    outs = [kernel(meta.effective(Xc[s:s + k]), None if yc is None else np.asarray(yc[s:s + k]), off + s, *args)
-            for s in range(0, Xc.shape[0], k)]
-    return np.concatenate(outs) if outs else np.empty(0)
+    outs, acc = [], None
+    for s in range(0, Xc.shape[0], k):
+        Xe = meta.effective(Xc[s:s + k])
+        outs.append(kernel(Xe, None if yc is None else np.asarray(yc[s:s + k]), off + s, *args))
+        if check is not None:
+            part = _k_row_checks(Xe, None, off + s, *check)
+            acc = part if acc is None else _comb_row_checks(acc, part)
+    arr = np.concatenate(outs) if outs else np.empty(0)
+    if check is None:
+        return arr
+    return arr, (acc if acc is not None else ((True, -1.0, -1), (-1, 0.0, 0)))
 
 
 def _spool_chunks(chunks: Any, *, directory: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -342,6 +424,7 @@ def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname
         raise ValueError(f"{xname} must have at least one column")
     # a row map built for one fit (an estimator's, used by its solver and then by its report)
     # is checked once with the same labels: the second check would read X again for the same answer
+    _run_pending_check(rows)  # a row map's own checks first (one pass), then reused below
     memo = (id(y), None if loss is None else loss.name)
     done = getattr(rows, "_checked", None)
     if done is not None and done[0] == memo:

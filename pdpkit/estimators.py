@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import as_generator, check_positive, check_probability
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
-from ._solver import _comb_check, _is_dask, _map_reduce, _Rows
+from ._solver import _is_dask, _Rows, _run_pending_check
 from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
 from .accountant import BudgetExceededError, Charge, PrivacyAccountant, objpert_calibrate_composed
 from .release import Guarantee, Release, multiclass_release, objpert_release
@@ -109,44 +109,14 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     return X
 
 
-def _comb_over(a: tuple, b: tuple) -> tuple:
-    first = a if a[0] >= 0 and (b[0] < 0 or a[0] < b[0]) else b
-    return (first[0], first[1], a[2] + b[2])
-
-
-def _k_row_checks(Xe: np.ndarray, yc: Any, off: int, limit: float | None, p: int) -> tuple:
-    """(the fitted rows' check: finite, largest squared norm, its row; the raw rows beyond ``limit``).
-
-    ``Xe`` are the fitted rows, whose first ``p`` columns are the raw row (an intercept column
-    follows when there is one); ``limit`` None: no bound to check (clipped rows).
-    """
-    if Xe.shape[0] == 0:
-        return ((True, -1.0, -1), (-1, 0.0, 0))
-    sq = np.einsum("ij,ij->i", Xe, Xe)
-    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
-    i = int(np.argmax(sq)) if finite else 0
-    over = (-1, 0.0, 0)
-    if limit is not None:
-        raw_sq = sq if Xe.shape[1] == p else np.einsum("ij,ij->i", Xe[:, :p], Xe[:, :p])
-        norms = np.sqrt(raw_sq)
-        bad = norms > limit
-        if np.any(bad):
-            j = int(np.argmax(bad))
-            over = (off + j, float(norms[j]), int(np.count_nonzero(bad)))
-    return ((finite, float(sq[i]), off + i), over)
-
-
-def _comb_row_checks(a: tuple, b: tuple) -> tuple:
-    return (_comb_check(a[0], b[0]), _comb_over(a[1], b[1]))
-
-
 def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercept: bool = False,
-             name: str = "X") -> _Rows:
+             name: str = "X", defer: bool = False) -> _Rows:
     r"""The rows of :func:`prepare_rows` as a map read block by block: no copy of ``X``.
 
     Same checks and the same rows (clipping and the intercept column of value ``norm_bound``
     happen per block inside the solver's kernels); ``X`` may be a numpy array, a memmap or a
-    Dask array. One pass over ``X`` checks the norms for ``row_norm="raise"``.
+    Dask array. One pass over ``X`` checks the norms for ``row_norm="raise"`` (with ``defer``,
+    the next per-row pass over the map does, and raises before it returns anything).
     """
     R = float(check_positive(norm_bound, "norm_bound"))
     if row_norm not in ("raise", "clip"):
@@ -154,15 +124,13 @@ def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercep
     raw = X if _is_dask(X) else np.asarray(X)
     rows = _Rows(raw, intercept=R if fit_intercept else None, clip=R if row_norm == "clip" else None)
     if rows.n:
-        # one pass: the raw rows' norms against the bound ("raise") and the fitted rows' checks
-        # (finite, largest norm), which the solver and the report then take from the map
+        # the raw rows' norms against the bound ("raise") and the fitted rows' checks (finite,
+        # largest norm), which the solver and the report then take from the map: in a pass of
+        # their own, or (defer) inside the next per-row pass, before any of its results is returned
         limit = R * (1.0 + 1e-12) if row_norm == "raise" else None
-        stats, (i, norm, count) = _map_reduce(rows, None, _k_row_checks, (limit, rows.p), combine=_comb_row_checks)
-        if i >= 0:
-            raise ValueError(f"row {i} of {name} has Euclidean norm {norm:.6g} > norm_bound={R:g} "
-                             f"({count} such rows); the guarantee needs every row inside the ball: "
-                             f"rescale the features, raise norm_bound, or pass row_norm='clip'")
-        rows._x_checked = stats
+        rows._pending = (limit, name, R)
+        if not defer:
+            _run_pending_check(rows)
     return rows
 
 
@@ -348,9 +316,10 @@ class ObjPertEstimator(BaseEstimator):
 
         leak_warnings(X, norm_bound=float(self.norm_bound), delta=float(self.delta), stacklevel=4)
 
-    def _rows(self, X: Any) -> _Rows:
+    def _rows(self, X: Any, defer: bool = False) -> _Rows:
         # the rows of prepare_rows, read block by block by the solver and the report: no copy of X
-        return _row_map(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept)
+        return _row_map(X, norm_bound=self.norm_bound, row_norm=self.row_norm, fit_intercept=self.fit_intercept,
+                        defer=defer)
 
     def _validate(self, X: Any, y: Any, *, reset: bool, y_numeric: bool = False) -> tuple[Any, Any]:
         """validate_data, or for a Dask array the same checks without loading it (shape and features)."""
@@ -458,7 +427,7 @@ class ObjPertEstimator(BaseEstimator):
                 y = np.asarray(_schema_object(self.schema).encode_label(y), dtype=float)
         X, y = self._validate(X, y, reset=False)
         # a record enters the model through the same row map as in fit (clip, or refuse)
-        return self._rows(X), self._signed_labels(y)
+        return self._rows(X, defer=True), self._signed_labels(y)
 
     def privacy_report(self, X: ArrayLike, y: ArrayLike | None = None, *, uniform: bool = False):
         r"""Every record's private bound on its ex-post pDP, readable: a :class:`pdpkit.report.PersonalBounds`.
@@ -495,7 +464,7 @@ class ObjPertEstimator(BaseEstimator):
         index = getattr(X, "index", None)
         if y is None:
             X = validate_data(self, self._encode(X), reset=False)  # no label to check (a Dask X: pass y)
-            rows, ys = self._rows(X), None
+            rows, ys = self._rows(X, defer=True), None
         else:
             rows, ys = self._report_targets(X, y)
         # a regression through a schema: its labels were mapped onto [-1, 1] by the public bounds

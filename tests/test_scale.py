@@ -376,3 +376,24 @@ def test_row_map_checks_once_and_dask_labels_are_still_checked(client):
         X2 = X.copy()
         X2[7] *= 3.0
         _row_map(da.from_array(X2, chunks=(1000, 5)), norm_bound=1.0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "dask"])
+def test_deferred_row_checks_raise_before_any_bound_leaves(backend, client):
+    # the estimator's privacy_report checks its records inside the per-row pass (one pass, not
+    # two) and refuses a record beyond the bound, or a non-finite one, before returning anything
+    X, y = _data(3000, 4, seed=23)
+    clf = ObjPertClassifier(epsilon=1.0, delta=1e-6, report="data-independent", random_state=0).fit(X, y)
+    wrap = (lambda a: da.from_array(a, chunks=(700,) + a.shape[1:])) if backend == "dask" else (lambda a: a)
+    _ROWS_READ[0] = 0
+    good = np.asarray(clf.privacy_report(wrap(X), wrap(y)))
+    assert _ROWS_READ[0] == X.shape[0]  # one pass over the records
+    np.testing.assert_allclose(good, np.asarray(clf.privacy_report(X, y)), rtol=0, atol=0)
+    far = X.copy()
+    far[1234] *= 5.0
+    with pytest.raises(ValueError, match="row 1234 of X has Euclidean norm"):
+        clf.privacy_report(wrap(far), wrap(y))
+    bad = X.copy()
+    bad[99, 2] = np.nan
+    with pytest.raises(ValueError, match="finite|NaN"):
+        clf.privacy_report(wrap(bad), wrap(y))

@@ -792,8 +792,12 @@ def _k_pairs_equal(Xe: np.ndarray, yc: np.ndarray, off: int, rows: _Rows, y: np.
         Xd = np.take(rows.X, cc, axis=0, out=_scratch((Xe.shape[0], Xe.shape[1]), 1)[0])
     else:
         Xd = rows.effective(rows.X[cc])
-    # exact comparison of the values (finite: -0.0 equals 0.0)
-    return ok & (y[cc] == yc) & (Xd == Xe).all(axis=1)
+    yd = y[cc]
+    # exact comparison of the values (finite: -0.0 equals 0.0); a block that pairs whole is
+    # compared at once (one comparison that stops at the first difference is not needed then)
+    if ok.all() and np.array_equal(Xd, Xe) and np.array_equal(yd, yc):
+        return ok
+    return ok & (yd == yc) & (Xd == Xe).all(axis=1)
 
 
 def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx: np.ndarray) -> np.ndarray:

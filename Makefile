@@ -72,10 +72,11 @@ book-strict: install
 	grep -q '^  execute_notebooks: "off"$$' $(STORED_CONFIG)
 	$(BIN)/jupyter-book build . --config $(STORED_CONFIG) --all -W -n --keep-going
 
+# nbval (two workers) and the strict build (one process, the stored outputs) run side by side:
+# neither writes what the other reads; each one's output is printed whole when it ends.
 test: install
 	$(MAKE) unit
-	$(MAKE) nbval
-	$(MAKE) book-strict
+	$(MAKE) --no-print-directory -j2 --output-sync=target nbval book-strict
 
 # The stored outputs must be a fresh execution on any x86-64 machine, not only on the
 # one that wrote them: a printed digit must not depend on the last bit of a BLAS, libm or

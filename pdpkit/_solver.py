@@ -339,10 +339,16 @@ def _spool_chunks(chunks: Any, *, directory: str | None = None) -> tuple[np.ndar
 
 
 # ------------------------------------------------------------ data checks, by blocks
-def _k_check(Xe: np.ndarray, yc: Any, off: int, loss: Any, yname: str) -> tuple:
-    """(all finite, largest squared row norm, its row) of a block; the block's labels are checked."""
+def _k_check(Xe: np.ndarray, yc: Any, off: int, loss: Any, yname: str, side: tuple | None = None) -> tuple:
+    """(all finite, largest squared row norm, its row) of a block; the block's labels are checked.
+
+    ``side = (kernel, out)`` (rows in memory or on disk): ``out[off:off + k] = kernel(Xe, yc, off)``
+    in the same read of the block (a per-row quantity another step needs, e.g. matching keys).
+    """
     if yc is not None and loss is not None:
         loss.check_labels(yc, yname)
+    if side is not None:
+        side[1][off:off + Xe.shape[0]] = side[0](Xe, yc, off)
     if Xe.shape[0] == 0:
         return (True, -1.0, -1)
     sq = np.einsum("ij,ij->i", Xe, Xe)
@@ -380,7 +386,8 @@ def _check_dask_labels(y: Any, loss: GLMLoss, yname: str) -> None:
             raise ValueError(e[0])
 
 
-def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname: str = "y") -> tuple[_Rows, Any, tuple]:
+def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname: str = "y",
+                side: tuple | None = None) -> tuple[_Rows, Any, tuple]:
     """Rows and labels checked in one pass: finite, labels in the loss's domain, the largest row norm.
 
     ``X`` may be array-like, a memmap, a Dask array or a :class:`_Rows`; ``y`` stays a Dask
@@ -427,16 +434,16 @@ def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname
     _run_pending_check(rows)  # a row map's own checks first (one pass), then reused below
     memo = (id(y), None if loss is None else loss.name)
     done = getattr(rows, "_checked", None)
-    if done is not None and done[0] == memo:
+    if side is None and done is not None and done[0] == memo:
         return rows, y_arr, done[1]
     x_checked = getattr(rows, "_x_checked", None)  # the rows' own checks, made when the map was built
-    if x_checked is not None:
+    if side is None and x_checked is not None:
         stats = x_checked
         if lab_loss is not None:
             _check_dask_labels(y_arr, lab_loss, yname)
     else:
-        stats = _map_reduce(rows, y_arr if lab_loss is not None else None, _k_check, (lab_loss, yname),
-                            combine=_comb_check)
+        stats = _map_reduce(rows, y_arr if (lab_loss is not None or side is not None) else None, _k_check,
+                            (lab_loss, yname, side), combine=_comb_check)
     if not stats[0]:
         raise ValueError(f"{xname} must be finite (no NaN or inf)")
     if isinstance(X, _Rows):

@@ -546,12 +546,16 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
 
 
 # ===================================================================== ex-post pDP
-def _fitted_data(result: ObjPertResult, X: Any, y: Any, want_h: bool = False) -> tuple[_Rows, Any, np.ndarray, Any]:
-    """Validate the data against the fit; return (rows, y, grad J(theta; D), upper H or None): two passes."""
+def _fitted_data(result: ObjPertResult, X: Any, y: Any, want_h: bool = False,
+                 side: tuple | None = None) -> tuple[_Rows, Any, np.ndarray, Any]:
+    """Validate the data against the fit; return (rows, y, grad J(theta; D), upper H or None): two passes.
+
+    ``side``: a per-row kernel and its output array, filled in the check pass (:func:`_check_rows`).
+    """
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     loss = result.loss
-    rows, y, stats = _check_rows(X, y, loss)
+    rows, y, stats = _check_rows(X, y, loss, side=side)
     n, d = rows.shape
     if d != result.d or n != result.n:
         raise ValueError(f"X has shape {rows.shape}: not the data set result was fitted on (its d = {result.d}, or "
@@ -602,13 +606,13 @@ def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike)
                          method=result.method, n=result.n, hessian_cholesky=None, norm_bound=result.norm_bound)
 
 
-def _state(result: ObjPertResult, X: Any, y: Any) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
+def _state(result: ObjPertResult, X: Any, y: Any, side: tuple | None = None) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
     """Validate the data against the fit; return (rows, y, b_exact, L) with b_exact = -grad J(theta; D)."""
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     L = result.hessian_cholesky
     need = L is None or L.shape != (result.d, result.d)
-    rows, y, gradJ, H = _fitted_data(result, X, y, want_h=need)
+    rows, y, gradJ, H = _fitted_data(result, X, y, want_h=need, side=side)
     if need:
         L = _chol_lower(H)
     return rows, y, -gradJ, L
@@ -675,15 +679,31 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     ExPostTerms
         The signed terms per target, not private (functions of the data and the output).
     """
-    rows, y, b, L = _state(result, X, y)
+    if not isinstance(result, ObjPertResult):
+        raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     loss = result.loss
-    d = rows.d
-    trows, ty, _ = _target_rows(target_x, target_y, loss, d)
+    trows, ty, _ = _target_rows(target_x, target_y, loss, result.d)
     m = trows.n
     mem = check_member_flags(member, m)
-    if not _map_reduce(trows, None, _k_finite, combine=_and):
+    # members to find among records given in another order: the records' matching keys are formed
+    # in the pass that checks the data (rows in memory or on disk; not for the very same array)
+    dkeys = None
+    if (m and mem.any() and not (_is_dask(X) or trows.dask) and target_x is not X
+            and getattr(X, "shape", (0,))[0] == result.n):
+        dkeys = np.empty(result.n)
+    rows, y, b, L = _state(result, X, y, side=None if dkeys is None else (_k_key, dkeys))
+    d = rows.d
+    keys = None
+    if m and mem.any() and not (rows.dask or trows.dask) and not _same_rows(rows, trows):
+        # members to find among the records: the targets' matching keys in the pass that checks
+        # them (every key component is nonzero, so a finite key means a finite row)
+        keys = _map_rows(trows, ty, _k_key)
+        finite = bool(np.isfinite(keys).all()) or _map_reduce(trows, None, _k_finite, combine=_and)
+    else:
+        finite = _map_reduce(trows, None, _k_finite, combine=_and)
+    if not finite:
         raise ValueError("target_x must be finite (no NaN or inf)")
-    _check_members(rows, y, trows, ty, mem)
+    _check_members(rows, y, trows, ty, mem, keys, dkeys)
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
     M = np.empty((d, d + 2))
     M[:, :d] = Linv.T
@@ -774,6 +794,7 @@ def _k_equal(Xe: np.ndarray, yc: np.ndarray, off: int, other: _Rows, oy: Any) ->
 
 #: The key of a record (x, y) for sort-merge matching: x^T r + y r_y for a fixed r (grouping only:
 #: every pair it proposes is then compared exactly, so a coincidence never accepts a target).
+#: No component is zero (tests/test_scale.py checks): a finite key then means a finite record.
 _KEY_VECTOR = np.random.default_rng(0x6D656D62).normal(size=4096 + 1)
 
 
@@ -800,21 +821,23 @@ def _k_pairs_equal(Xe: np.ndarray, yc: np.ndarray, off: int, rows: _Rows, y: np.
     return ok & (yd == yc) & (Xd == Xe).all(axis=1)
 
 
-def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx: np.ndarray,
+                  keys: np.ndarray | None = None, dkeys: np.ndarray | None = None) -> np.ndarray:
     """Which member targets ``idx`` equal a data record: keys of both sides sorted and merged, each pair compared exactly.
 
     Two passes for the keys (one gemv per block), two sorts of n and m keys, and one pass over
     the targets that gathers each one's candidate data row: memory O(n + m) numbers, never a
     copy of X. The keys only propose pairs (BLAS may round the same row differently at another
     position); the exact comparison decides. Returns a boolean mask over ``idx``; targets left
-    unpaired go to :func:`_check_members`'s hash path.
+    unpaired go to :func:`_check_members`'s hash path. ``keys``, ``dkeys``: every target's and every
+    record's key, when already formed.
     """
-    kD = _map_rows(rows, y, _k_key)
+    kD = _map_rows(rows, y, _k_key) if dkeys is None else dkeys
     oD = np.argsort(kD)
     kD = kD[oD]
     sub = trows if idx.size == trows.n else trows.like(trows.X[idx])
     tys = ty if idx.size == trows.n else ty[idx]
-    kT = _map_rows(sub, tys, _k_key)
+    kT = _map_rows(sub, tys, _k_key) if keys is None else (keys if idx.size == trows.n else keys[idx])
     if kT.size == kD.size:
         # the usual case (every record, in another order): the j-th smallest target key pairs with the j-th row
         cand = np.empty(kT.size, dtype=np.intp)
@@ -842,7 +865,8 @@ def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx:
     return found
 
 
-def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) -> None:
+def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray, keys: np.ndarray | None = None,
+                   dkeys: np.ndarray | None = None) -> None:
     """``ValueError`` naming ``target_x[j]`` unless every target flagged ``member`` is a record (x_i, y_i).
 
     The usual call (every row of the data, in order) is one blockwise comparison (none for
@@ -864,7 +888,7 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray) 
             return  # the same records in the same order (the first row decides whether to look further)
     if not (rows.dask or trows.dask):
         # rows in memory or on disk: sort-merge on a linear key, then an exact comparison of each pair
-        found = _match_by_key(rows, np.asarray(y), trows, np.asarray(ty), idx)
+        found = _match_by_key(rows, np.asarray(y), trows, np.asarray(ty), idx, keys, dkeys)
         idx = idx[~found]  # what the key did not pair (equal keys of different records) goes by hash
         if idx.size == 0:
             return

@@ -397,3 +397,21 @@ def test_deferred_row_checks_raise_before_any_bound_leaves(backend, client):
     bad[99, 2] = np.nan
     with pytest.raises(ValueError, match="finite|NaN"):
         clf.privacy_report(wrap(bad), wrap(y))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_member_targets_in_another_order_are_checked_finite_by_their_keys(bad):
+    # members in another order are matched by keys formed in the pass that checks the targets:
+    # every key component is nonzero, so a non-finite value anywhere makes the key non-finite
+    from pdpkit.objpert import _KEY_VECTOR
+
+    assert np.all(_KEY_VECTOR != 0.0)
+    X, y = _data(2000, 6, seed=31)
+    fit = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=0)
+    perm = np.random.default_rng(5).permutation(X.shape[0])
+    Xp, yp = X[perm].copy(), y[perm]
+    ref = objpert.ex_post_pdp(fit, X, y, X, y, member=True)
+    np.testing.assert_allclose(objpert.ex_post_pdp(fit, X, y, Xp, yp, member=True), ref[perm], rtol=1e-12, atol=0)
+    Xp[17, 5] = bad
+    with pytest.raises(ValueError, match="finite"):
+        objpert.ex_post_pdp(fit, X, y, Xp, yp, member=True)

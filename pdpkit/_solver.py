@@ -432,10 +432,11 @@ def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname
     # a row map built for one fit (an estimator's, used by its solver and then by its report)
     # is checked once with the same labels: the second check would read X again for the same answer
     _run_pending_check(rows)  # a row map's own checks first (one pass), then reused below
-    memo = (id(y), None if loss is None else loss.name)
+    # (the labels object itself is kept, not its id: an id can be reused once an object is freed)
+    lname = None if loss is None else loss.name
     done = getattr(rows, "_checked", None)
-    if side is None and done is not None and done[0] == memo:
-        return rows, y_arr, done[1]
+    if side is None and done is not None and done[0] is y and done[1] == lname:
+        return rows, y_arr, done[2]
     x_checked = getattr(rows, "_x_checked", None)  # the rows' own checks, made when the map was built
     if side is None and x_checked is not None:
         stats = x_checked
@@ -447,7 +448,7 @@ def _check_rows(X: Any, y: Any, loss: GLMLoss | None, *, xname: str = "X", yname
     if not stats[0]:
         raise ValueError(f"{xname} must be finite (no NaN or inf)")
     if isinstance(X, _Rows):
-        X._checked = (memo, stats)
+        X._checked = (y, lname, stats)
     return rows, y_arr, stats
 
 
@@ -696,7 +697,8 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
       asking for a new Hessian, it is formed in the same pass as the trial point's gradient.
 
     ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products
-    (one pass each). With ``warm_move`` set (warm-start use), the iteration stops as soon as a
+    (one pass each), their forcing terms relative to ``g_ref`` (by default the first gradient's
+    norm; a warm start reports the first gradient of its own problem through ``g_ref_out``). With ``warm_move`` set (warm-start use), the iteration stops as soon as a
     full step moves no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
 
     With ``certify_tol`` (and ``weight`` 1), a Newton-CG step that is predicted to be the last

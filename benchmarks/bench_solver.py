@@ -7,7 +7,8 @@ beyond: warm-started on a sixteenth of the rows when that sixteenth has at least
 Hessian-vector products from cached f'' that also leave the step's margins X p behind (the next
 evaluation then reads X once, for X^T f', and forms no margins), preconditioned by deflating the
 directions of theta and the mean row with statistics from a sixteenth of the rows, rows read in
-blocks of 1 MB (the second-level cache), its last step certified in the same pass). A pass is one read of X; the certificate (exact split products, about
+blocks of 1 MB (the second-level cache), its last step certified in the same pass).
+A pass is one read of X; the certificate (exact split products, about
 four passes' work) counts as one. Baseline: ``LogisticRegression(solver="lbfgs", C=1/lam, fit_intercept=False)`` with
 its ``tol`` tightened (outside the timing) until its gradient norm, computed by us, is below
 1e-10 (or 1e-13 is reached; it stops on its own function-decrease test first, far above the

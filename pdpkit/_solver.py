@@ -119,17 +119,26 @@ def _as_rows(X: Any) -> _Rows:
     return _Rows(np.asarray(X))
 
 
+#: The row checks of no rows: (finite, largest squared norm, its row), (first row beyond, its norm, count).
+_NO_ROW_CHECKS = ((True, -1.0, -1), (-1, 0.0, 0))
+
+
+def _norm_stats(Xe: np.ndarray, sq: np.ndarray, off: int) -> tuple:
+    """(all finite, largest squared row norm, its row) of a non-empty block from its squared row norms ``sq``."""
+    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
+    i = int(np.argmax(sq)) if finite else 0
+    return (finite, float(sq[i]), off + i)
+
+
 def _k_row_checks(Xe: np.ndarray, yc: Any, off: int, limit: float | None, p: int) -> tuple:
-    """(the fitted rows' check: finite, largest squared norm, its row; the raw rows beyond ``limit``).
+    """(the fitted rows' check, :func:`_k_check`'s; the raw rows beyond ``limit``: first, its norm, how many).
 
     ``Xe`` are the fitted rows, whose first ``p`` columns are the raw row (an intercept column
     follows when there is one); ``limit`` None: no bound to check (clipped rows).
     """
     if Xe.shape[0] == 0:
-        return ((True, -1.0, -1), (-1, 0.0, 0))
+        return _NO_ROW_CHECKS
     sq = np.einsum("ij,ij->i", Xe, Xe)
-    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
-    i = int(np.argmax(sq)) if finite else 0
     over = (-1, 0.0, 0)
     if limit is not None:
         raw_sq = sq if Xe.shape[1] == p else np.einsum("ij,ij->i", Xe[:, :p], Xe[:, :p])
@@ -138,7 +147,7 @@ def _k_row_checks(Xe: np.ndarray, yc: Any, off: int, limit: float | None, p: int
         if np.any(bad):
             j = int(np.argmax(bad))
             over = (off + j, float(norms[j]), int(np.count_nonzero(bad)))
-    return ((finite, float(sq[i]), off + i), over)
+    return (_norm_stats(Xe, sq, off), over)
 
 
 def _comb_over(a: tuple, b: tuple) -> tuple:
@@ -150,11 +159,17 @@ def _comb_row_checks(a: tuple, b: tuple) -> tuple:
     return (_comb_check(a[0], b[0]), _comb_over(a[1], b[1]))
 
 
-def _settle_row_checks(rows: _Rows, res: tuple) -> None:
-    """Raise for a row map's failed checks (a row beyond its bound, a non-finite value); else keep them on the map."""
+def _add_row_checks(acc: tuple | None, Xe: np.ndarray, off: int, check: tuple) -> tuple:
+    """``acc`` combined with the row checks of one more block (``check = (limit, p)``)."""
+    part = _k_row_checks(Xe, None, off, *check)
+    return part if acc is None else _comb_row_checks(acc, part)
+
+
+def _settle_row_checks(rows: _Rows, res: tuple | None) -> None:
+    """Raise for a row map's failed deferred checks (a row beyond its bound, a non-finite value); else keep them."""
     _limit, name, R = rows._pending
     rows._pending = None
-    stats, (i, norm, count) = res
+    stats, (i, norm, count) = _NO_ROW_CHECKS if res is None else res
     if i >= 0:
         raise ValueError(f"row {i} of {name} has Euclidean norm {norm:.6g} > norm_bound={R:g} "
                          f"({count} such rows); the guarantee needs every row inside the ball: "
@@ -170,8 +185,10 @@ def _run_pending_check(rows: _Rows) -> None:
     if pend is None:
         return
     rows._pending = None  # the pass below must not run it again
-    res = _map_reduce(rows, None, _k_row_checks, (pend[0], rows.p), combine=_comb_row_checks)
-    rows._pending = pend
+    try:
+        res = _map_reduce(rows, None, _k_row_checks, (pend[0], rows.p), combine=_comb_row_checks)
+    finally:
+        rows._pending = pend
     _settle_row_checks(rows, res)
 
 
@@ -279,8 +296,7 @@ def _map_rows(rows: _Rows, y: Any, kernel: Any, args: tuple = (), ncols: int = 1
         Xe = rows.effective(rows.X[s:s + k])
         out[s:s + k] = kernel(Xe, None if y is None else y[s:s + k], s, *args)
         if check is not None:
-            part = _k_row_checks(Xe, None, s, *check)
-            acc = part if acc is None else _comb_row_checks(acc, part)
+            acc = _add_row_checks(acc, Xe, s, check)
     if check is not None:
         _settle_row_checks(rows, acc)  # raises before anything computed in this pass leaves it
     return out
@@ -294,12 +310,9 @@ def _apply_rows(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tupl
         Xe = meta.effective(Xc[s:s + k])
         outs.append(kernel(Xe, None if yc is None else np.asarray(yc[s:s + k]), off + s, *args))
         if check is not None:
-            part = _k_row_checks(Xe, None, off + s, *check)
-            acc = part if acc is None else _comb_row_checks(acc, part)
+            acc = _add_row_checks(acc, Xe, off + s, check)
     arr = np.concatenate(outs) if outs else np.empty(0)
-    if check is None:
-        return arr
-    return arr, (acc if acc is not None else ((True, -1.0, -1), (-1, 0.0, 0)))
+    return arr if check is None else (arr, _NO_ROW_CHECKS if acc is None else acc)
 
 
 def _spool_chunks(chunks: Any, *, directory: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -350,11 +363,8 @@ def _k_check(Xe: np.ndarray, yc: Any, off: int, loss: Any, yname: str, side: tup
     if side is not None:
         side[1][off:off + Xe.shape[0]] = side[0](Xe, yc, off)
     if Xe.shape[0] == 0:
-        return (True, -1.0, -1)
-    sq = np.einsum("ij,ij->i", Xe, Xe)
-    finite = bool(np.isfinite(sq).all()) or bool(np.isfinite(Xe).all())
-    i = int(np.argmax(sq)) if finite else 0
-    return (finite, float(sq[i]), off + i)
+        return _NO_ROW_CHECKS[0]
+    return _norm_stats(Xe, np.einsum("ij,ij->i", Xe, Xe), off)
 
 
 def _comb_check(a: tuple, b: tuple) -> tuple:
@@ -698,7 +708,8 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
 
     ``method="newton-cg"``: truncated conjugate gradients with exact Hessian-vector products
     (one pass each), their forcing terms relative to ``g_ref`` (by default the first gradient's
-    norm; a warm start reports the first gradient of its own problem through ``g_ref_out``). With ``warm_move`` set (warm-start use), the iteration stops as soon as a
+    norm; a warm start reports the first gradient of its own problem through ``g_ref_out``).
+    With ``warm_move`` set (warm-start use), the iteration stops as soon as a
     full step moves no margin by more than ``warm_move / c``, instead of at ``grad_tol``.
 
     With ``certify_tol`` (and ``weight`` 1), a Newton-CG step that is predicted to be the last
@@ -711,7 +722,8 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     m_sub = n // _SUB_FRACTION
     use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
     # Newton-CG is warm-started the same way (no sub-sampled Hessians: its products are exact)
-    warm = use_sub or (method == "newton-cg" and m_sub >= _WARM_CG_ROWS_PER_DIM * d and 0 < c < math.inf and warm_move is None)
+    warm = use_sub or (method == "newton-cg" and m_sub >= _WARM_CG_ROWS_PER_DIM * d and 0 < c < math.inf
+                       and warm_move is None)
     if use_sub or warm:
         rows_sub, sl = rows.head_or_every(_SUB_FRACTION)
         y_sub = y[sl]

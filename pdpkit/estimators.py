@@ -604,8 +604,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                              f"class{'es' if classes.shape[0] != 1 else ''} ({type_of_target(y)})")
         self.classes_ = classes
         if classes.shape[0] == 2:
-            # the classes were just read off this y: every label is one of them (no pass to check it)
-            self._fit_signed(X, self._signed_labels(y, known=_is_dask(y) and sch is None), classes=list(classes))
+            # the classes were just read off this y (or y off the schema's classes): no pass to check it
+            self._fit_signed(X, self._signed_labels(y, known=True), classes=list(classes))
         else:
             self._fit_ovr(X, np.asarray(y), classes)
         return self
@@ -654,12 +654,13 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         self._set_fitted(release, lam, sigma)
 
     def _signed_labels(self, y: ArrayLike, known: bool = False) -> np.ndarray:
+        """The labels as -1 / +1 (``classes_[1]`` is +1); each must be a fitted class (``known``: already so)."""
         if _is_dask(y):  # mapped lazily, block by block
             if not known and bool((~y.map_blocks(np.isin, self.classes_, dtype=bool)).any().compute()):
                 raise ValueError(f"y has a label that is not one of the fitted classes {list(self.classes_)}")
             return y.map_blocks(lambda b: np.where(b == self.classes_[1], 1.0, -1.0), dtype=float)
         y = np.asarray(y)
-        unknown = ~np.isin(y, self.classes_)
+        unknown = np.zeros(y.shape, dtype=bool) if known else ~np.isin(y, self.classes_)
         if np.any(unknown):
             i = int(np.argmax(unknown))
             raise ValueError(f"y[{i}] = {y[i]!r} is not one of the fitted classes {list(self.classes_)}")

@@ -606,7 +606,8 @@ def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike)
                          method=result.method, n=result.n, hessian_cholesky=None, norm_bound=result.norm_bound)
 
 
-def _state(result: ObjPertResult, X: Any, y: Any, side: tuple | None = None) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
+def _state(result: ObjPertResult, X: Any, y: Any,
+           side: tuple | None = None) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
     """Validate the data against the fit; return (rows, y, b_exact, L) with b_exact = -grad J(theta; D)."""
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
@@ -685,22 +686,15 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     trows, ty, _ = _target_rows(target_x, target_y, loss, result.d)
     m = trows.n
     mem = check_member_flags(member, m)
-    # members to find among records given in another order: the records' matching keys are formed
-    # in the pass that checks the data (rows in memory or on disk; not for the very same array)
-    dkeys = None
-    if (m and mem.any() and not (_is_dask(X) or trows.dask) and target_x is not X
-            and getattr(X, "shape", (0,))[0] == result.n):
-        dkeys = np.empty(result.n)
+    # members to find among the records (in memory or on disk; not the very same array): the
+    # matching keys of the records and of the targets are formed in the passes that check them
+    keyed = bool(m and mem.any()) and not (_is_dask(X) or trows.dask) and target_x is not X
+    dkeys = np.empty(result.n) if keyed and getattr(X, "shape", (0,))[0] == result.n else None
     rows, y, b, L = _state(result, X, y, side=None if dkeys is None else (_k_key, dkeys))
     d = rows.d
-    keys = None
-    if m and mem.any() and not (rows.dask or trows.dask) and not _same_rows(rows, trows):
-        # members to find among the records: the targets' matching keys in the pass that checks
-        # them (every key component is nonzero, so a finite key means a finite row)
-        keys = _map_rows(trows, ty, _k_key)
-        finite = bool(np.isfinite(keys).all()) or _map_reduce(trows, None, _k_finite, combine=_and)
-    else:
-        finite = _map_reduce(trows, None, _k_finite, combine=_and)
+    keys = _map_rows(trows, ty, _k_key) if keyed else None
+    # every key component is nonzero: a finite key means a finite row
+    finite = (keys is not None and bool(np.isfinite(keys).all())) or _map_reduce(trows, None, _k_finite, combine=_and)
     if not finite:
         raise ValueError("target_x must be finite (no NaN or inf)")
     _check_members(rows, y, trows, ty, mem, keys, dkeys)

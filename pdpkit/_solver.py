@@ -575,8 +575,8 @@ def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, wan
             curv_out: np.ndarray | None = None) -> tuple:
     """(sum of f, X^T f', upper triangle of X^T diag(f'') X or None, max |X p|) at theta = T[:, 0], p = T[:, 1].
 
-    ``curv_out`` (in-memory rows only): a pair of (n,) arrays that receive the block's f'' and margins at ``off``;
-    or (f'', margins, squared row norms, margins along ``v``, ``v``).
+    ``curv_out`` (in-memory rows only): a pair of (n,) arrays that receive the block's f'' (unless None) and
+    margins at ``off``; or (f'', margins, squared row norms, margins along ``v``, ``v``).
     """
     d = Xe.shape[1]
     if Xe.shape[0] == 0:
@@ -585,7 +585,8 @@ def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, wan
     z = Z[:, 0]
     fs, d1, d2 = loss._sum_d1_d2(z, yc)
     if curv_out is not None:
-        curv_out[0][off:off + Xe.shape[0]] = d2
+        if curv_out[0] is not None:
+            curv_out[0][off:off + Xe.shape[0]] = d2
         curv_out[1][off:off + Xe.shape[0]] = z
         if len(curv_out) > 2:  # and the squared row norms and margins along a fixed vector
             curv_out[2][off:off + Xe.shape[0]] = np.einsum("ij,ij->i", Xe, Xe)

@@ -547,21 +547,23 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
 
 # ===================================================================== ex-post pDP
 def _fitted_data(result: ObjPertResult, X: Any, y: Any, want_h: bool = False,
-                 side: tuple | None = None) -> tuple[_Rows, Any, np.ndarray, Any]:
+                 margins_out: np.ndarray | None = None) -> tuple[_Rows, Any, np.ndarray, Any]:
     """Validate the data against the fit; return (rows, y, grad J(theta; D), upper H or None): two passes.
 
-    ``side``: a per-row kernel and its output array, filled in the check pass (:func:`_check_rows`).
+    ``margins_out`` (rows in memory or on disk): an (n,) array that receives every record's
+    margin :math:`x_i^\top\theta`, formed by the gradient's pass anyway.
     """
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     loss = result.loss
-    rows, y, stats = _check_rows(X, y, loss, side=side)
+    rows, y, stats = _check_rows(X, y, loss)
     n, d = rows.shape
     if d != result.d or n != result.n:
         raise ValueError(f"X has shape {rows.shape}: not the data set result was fitted on (its d = {result.d}, or "
                          "its number of rows, differ)")
     theta = result.theta
-    gradJ, H = _evaluate(rows, y, loss, theta, result.lam, np.zeros(d), 1.0, want_h)[2:4]
+    curv = None if margins_out is None else (None, margins_out)
+    gradJ, H = _evaluate(rows, y, loss, theta, result.lam, np.zeros(d), 1.0, want_h, curv_out=curv)[2:4]
     resid = float(np.linalg.norm(gradJ + result.b))
     if resid > 2.0 * result.grad_tol + 1e-12 * _scale_from(rows, y, loss, stats):
         raise ValueError("X and y are not the data set result was fitted on (the perturbed gradient at "
@@ -607,13 +609,13 @@ def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike)
 
 
 def _state(result: ObjPertResult, X: Any, y: Any,
-           side: tuple | None = None) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
+           margins_out: np.ndarray | None = None) -> tuple[_Rows, Any, np.ndarray, np.ndarray]:
     """Validate the data against the fit; return (rows, y, b_exact, L) with b_exact = -grad J(theta; D)."""
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     L = result.hessian_cholesky
     need = L is None or L.shape != (result.d, result.d)
-    rows, y, gradJ, H = _fitted_data(result, X, y, want_h=need, side=side)
+    rows, y, gradJ, H = _fitted_data(result, X, y, want_h=need, margins_out=margins_out)
     if need:
         L = _chol_lower(H)
     return rows, y, -gradJ, L
@@ -686,34 +688,38 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     trows, ty, _ = _target_rows(target_x, target_y, loss, result.d)
     m = trows.n
     mem = check_member_flags(member, m)
-    # members to find among the records (in memory or on disk; not the very same array): the
-    # matching keys of the records and of the targets are formed in the passes that check them
+    # members to find among the records (in memory or on disk; not the very same array) are
+    # matched by their margins x^T theta, which the data's gradient check and the terms' own
+    # product form anyway; the targets are checked finite in that product, and members matched,
+    # before any term is returned
     keyed = bool(m and mem.any()) and not (_is_dask(X) or trows.dask) and target_x is not X
     dkeys = np.empty(result.n) if keyed and getattr(X, "shape", (0,))[0] == result.n else None
-    rows, y, b, L = _state(result, X, y, side=None if dkeys is None else (_k_key, dkeys))
+    rows, y, b, L = _state(result, X, y, margins_out=dkeys)
     d = rows.d
-    keys = _map_rows(trows, ty, _k_key) if keyed else None
-    # every key component is nonzero: a finite key means a finite row
-    finite = (keys is not None and bool(np.isfinite(keys).all())) or _map_reduce(trows, None, _k_finite, combine=_and)
-    if not finite:
-        raise ValueError("target_x must be finite (no NaN or inf)")
-    _check_members(rows, y, trows, ty, mem, keys, dkeys)
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
     M = np.empty((d, d + 2))
     M[:, :d] = Linv.T
     M[:, d] = result.theta
     M[:, d + 1] = b
     uniform = bool(mem[0]) if m and (mem.all() or not mem.any()) else None
-    out = _map_rows(trows, ty, _k_expost, (loss, M, result.sigma ** 2, mem if uniform is None else uniform), ncols=4)
+    keyed = dkeys is not None
+    out = _map_rows(trows, ty, _k_expost, (loss, M, result.sigma ** 2, mem if uniform is None else uniform, keyed),
+                    ncols=4 + keyed)
+    if keyed:
+        keys = _record_keys(out[:, 4], ty)
+        dkeys = _record_keys(dkeys, y, out=dkeys)
+    _check_members(rows, y, trows, ty, mem, keys if keyed else None, dkeys if keyed else None)
     log_det, grad_sq, cross, mu_all = (out[:, j] for j in range(4))
+    arg = np.where(mem, -mu_all, mu_all)
+    if np.any(arg <= -1.0):
+        i = int(np.flatnonzero(arg <= -1.0)[0])
+        raise ValueError(
+            f"target {i}: 1 - f''·x^T H^-1 x = {1 + arg[i]:.3e} <= 0, so removing it would leave a non-convex "
+            "objective; a member of D with lam > 0 always has f''·x^T H^-1 x < 1 — is it really in D?")
     for name, arr in (("log_det", log_det), ("grad_sq", grad_sq), ("cross", cross)):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"ex-post pDP term {name} is not finite (overflow); target_x is too large")
     return ExPostTerms(log_det=log_det, grad_sq=grad_sq, cross=cross, mu=mu_all, member=mem)
-
-
-def _k_finite(Xe: np.ndarray, yc: Any, off: int) -> bool:
-    return bool(np.isfinite(np.einsum("ij,ij->i", Xe, Xe)).all()) or bool(np.isfinite(Xe).all())
 
 
 def _and(a: bool, b: bool) -> bool:
@@ -721,28 +727,33 @@ def _and(a: bool, b: bool) -> bool:
 
 
 def _k_expost(Xe: np.ndarray, yc: np.ndarray, off: int, loss: GLMLoss, M: np.ndarray, s2: float,
-              mem: Any) -> np.ndarray:
-    """Per target of one block: (log_det, grad_sq, cross, mu) columns."""
+              mem: Any, margins: bool = False) -> np.ndarray:
+    """Per target of one block: (log_det, grad_sq, cross, mu) columns, and the margin x^T theta if ``margins``.
+
+    ``ValueError`` if a target is not finite. A removal with :math:`f''\\,x^\\top H^{-1}x \\ge 1`
+    gets a log_det of -inf or NaN here; the caller refuses it (after the membership check,
+    which names a target that is not a record).
+    """
     d = M.shape[0]
-    V = Xe @ M
-    quad = np.einsum("ij,ij->i", V[:, :d], V[:, :d])
-    d1, d2 = loss._d1_d2(V[:, d], yc)
     xx = np.einsum("ij,ij->i", Xe, Xe)
-    mu = d2 * quad
-    rem = mem if isinstance(mem, bool) else mem[off:off + Xe.shape[0]]
-    sgn = np.where(rem, -1.0, 1.0) if not isinstance(rem, bool) else (-1.0 if rem else 1.0)
-    arg = sgn * mu
-    if np.any(arg <= -1.0):
-        i = int(np.flatnonzero(arg <= -1.0)[0])
-        raise ValueError(
-            f"target {off + i}: 1 - f''·x^T H^-1 x = {1 + arg[i]:.3e} <= 0, so removing it would leave a non-convex "
-            "objective; a member of D with lam > 0 always has f''·x^T H^-1 x < 1 — is it really in D?")
-    out = np.empty((Xe.shape[0], 4))
-    with np.errstate(over="ignore", invalid="ignore"):
+    if not np.isfinite(xx).all() and not np.isfinite(Xe).all():
+        raise ValueError("target_x must be finite (no NaN or inf)")
+    out = np.empty((Xe.shape[0], 5 if margins else 4))
+    # a row too large overflows here; the caller refuses its non-finite terms
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        V = Xe @ M
+        quad = np.einsum("ij,ij->i", V[:, :d], V[:, :d])
+        d1, d2 = loss._d1_d2(V[:, d], yc)
+        mu = d2 * quad
+        rem = mem if isinstance(mem, bool) else mem[off:off + Xe.shape[0]]
+        sgn = np.where(rem, -1.0, 1.0) if not isinstance(rem, bool) else (-1.0 if rem else 1.0)
+        arg = sgn * mu
         out[:, 0] = -np.log1p(arg)
         out[:, 1] = d1 * d1 * xx / (2.0 * s2)
         out[:, 2] = -sgn * d1 * V[:, d + 1] / s2
     out[:, 3] = mu
+    if margins:
+        out[:, 4] = V[:, d]
     return out
 
 
@@ -786,56 +797,99 @@ def _k_equal(Xe: np.ndarray, yc: np.ndarray, off: int, other: _Rows, oy: Any) ->
                 and np.array_equal(yc, np.asarray(oy[off:off + k])))
 
 
-#: The key of a record (x, y) for sort-merge matching: x^T r + y r_y for a fixed r (grouping only:
-#: every pair it proposes is then compared exactly, so a coincidence never accepts a target).
-#: No component is zero (tests/test_scale.py checks): a finite key then means a finite record.
-_KEY_VECTOR = np.random.default_rng(0x6D656D62).normal(size=4096 + 1)
+#: The weight of the label in a record's matching key :func:`_record_keys`.
+_KEY_LABEL = 0.7548776662466927
 
 
-def _k_key(Xe: np.ndarray, yc: np.ndarray, off: int) -> np.ndarray:
-    d = Xe.shape[1]
-    r = _KEY_VECTOR[:d] if d < _KEY_VECTOR.size else np.resize(_KEY_VECTOR, d)
-    return Xe @ r + np.asarray(yc, dtype=np.float64) * _KEY_VECTOR[-1]
+def _record_keys(margins: np.ndarray, y: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """The key of each record (x, y) for sort-merge matching: its margin x^T theta plus a multiple of y.
+
+    Grouping only: every pair it proposes is then compared exactly, so a coincidence (records
+    that differ only across theta, or the same margin rounded otherwise) never accepts a target.
+    """
+    return np.add(margins, np.multiply(np.asarray(y, dtype=np.float64), _KEY_LABEL), out=out)
+
+
+#: Largest number of index bits packed below a key for :func:`_key_order` (n up to 4·10⁶): the key
+#: keeps 42 of its 64 bits (30 of its mantissa). Beyond, the rows are ordered by an argsort.
+_PACK_BITS_MAX = 22
+#: How far (in ranks) from a target's key :func:`_match_by_key` looks for its record when the first guess fails.
+_KEY_WINDOW = 4
+
+
+def _ordered_key(k: np.ndarray) -> np.ndarray:
+    """Finite float64 keys as int64 in the same order (``-0.0`` just below ``0.0``): a new array."""
+    u = np.ascontiguousarray(k, dtype=np.float64).view(np.int64)
+    o = u >> 63
+    o &= np.int64(0x7FFF_FFFF_FFFF_FFFF)
+    o ^= u
+    return o
+
+
+def _key_order(k: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, its keys): the positions in order of their key's top ``64 - bits`` bits, ties by position.
+
+    ``bits`` = 0: an argsort of the whole key. Otherwise the position is packed into the key's
+    low ``bits`` bits and the packed integers are sorted (a plain sort, about twice as fast as
+    an argsort). The returned keys (the ordered keys shifted right by ``bits``) are sorted.
+    """
+    o = _ordered_key(k)
+    if bits == 0:
+        order = np.argsort(o, kind="stable")
+        return order, o[order]
+    o &= np.int64(-(1 << bits))
+    o |= np.arange(o.size, dtype=np.int64)
+    o.sort()
+    order = (o & np.int64((1 << bits) - 1)).astype(np.intp, copy=False)
+    o >>= bits
+    return order, o
 
 
 def _k_pairs_equal(Xe: np.ndarray, yc: np.ndarray, off: int, rows: _Rows, y: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """For a block of targets: whether each equals (row and label, exactly) its candidate data record."""
+    """For a block of targets: whether each equals (row and label, exactly) its candidate data record (-1: none)."""
     c = cand[off:off + Xe.shape[0]]
     ok = c >= 0
-    cc = np.where(ok, c, 0)
+    whole = bool(ok.all())
+    cc = c if whole else np.where(ok, c, 0)
+    # every index is in range: the gather skips numpy's per-element bounds check
     if rows.intercept is None and rows.clip is None and type(rows.X) is np.ndarray and rows.X.dtype == np.float64:
-        Xd = np.take(rows.X, cc, axis=0, out=_scratch((Xe.shape[0], Xe.shape[1]), 1)[0])
+        Xd = np.take(rows.X, cc, axis=0, out=_scratch((Xe.shape[0], Xe.shape[1]), 1)[0], mode="clip")
     else:
-        Xd = rows.effective(rows.X[cc])
-    yd = y[cc]
+        Xd = rows.effective(np.take(rows.X, cc, axis=0, mode="clip"))
+    yd = np.take(y, cc, mode="clip")
     # exact comparison of the values (finite: -0.0 equals 0.0); a block that pairs whole is
     # compared at once (one comparison that stops at the first difference is not needed then)
-    if ok.all() and np.array_equal(Xd, Xe) and np.array_equal(yd, yc):
+    if whole and np.array_equal(Xd, Xe) and np.array_equal(yd, yc):
         return ok
     return ok & (yd == yc) & (Xd == Xe).all(axis=1)
 
 
-def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx: np.ndarray,
-                  keys: np.ndarray | None = None, dkeys: np.ndarray | None = None) -> np.ndarray:
+def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx: np.ndarray, keys: np.ndarray,
+                  dkeys: np.ndarray) -> np.ndarray:
     """Which member targets ``idx`` equal a data record: keys of both sides sorted and merged, each pair compared exactly.
 
-    Two passes for the keys (one gemv per block), two sorts of n and m keys, and one pass over
-    the targets that gathers each one's candidate data row: memory O(n + m) numbers, never a
-    copy of X. The keys only propose pairs (BLAS may round the same row differently at another
-    position); the exact comparison decides. Returns a boolean mask over ``idx``; targets left
-    unpaired go to :func:`_check_members`'s hash path. ``keys``, ``dkeys``: every target's and every
-    record's key, when already formed.
+    The keys (:func:`_record_keys`, from margins that other passes form anyway), two
+    sorts of n and m keys, and one pass over the targets that gathers each one's candidate data
+    row: memory O(n + m) numbers, never a copy of X. The keys only propose pairs (BLAS may round
+    the same row differently at another position, and :func:`_key_order` drops their low bits);
+    the exact comparison decides. A target not paired by rank is compared with the records
+    within :data:`_KEY_WINDOW` ranks of its key. Returns a boolean mask over ``idx``; targets
+    left unpaired go to :func:`_check_members`'s hash path. ``keys``, ``dkeys``: every target's
+    and every record's key.
     """
-    kD = _map_rows(rows, y, _k_key) if dkeys is None else dkeys
-    oD = np.argsort(kD)
-    kD = kD[oD]
+    kD = dkeys
     sub = trows if idx.size == trows.n else trows.like(trows.X[idx])
     tys = ty if idx.size == trows.n else ty[idx]
-    kT = _map_rows(sub, tys, _k_key) if keys is None else (keys if idx.size == trows.n else keys[idx])
+    kT = keys if idx.size == trows.n else keys[idx]
+    if kD.size == 0:
+        return np.zeros(kT.size, dtype=bool)
+    size = max(kD.size, kT.size)
+    bits = (size - 1).bit_length() if size <= 1 << _PACK_BITS_MAX else 0
+    oD, sD = _key_order(kD, bits)
     if kT.size == kD.size:
         # the usual case (every record, in another order): the j-th smallest target key pairs with the j-th row
         cand = np.empty(kT.size, dtype=np.intp)
-        cand[np.argsort(kT)] = oD
+        cand[_key_order(kT, bits)[0]] = oD
         found = _map_rows(sub, tys, _k_pairs_equal, (rows, y, cand)).astype(bool)
         if found.all():
             return found
@@ -843,19 +897,19 @@ def _match_by_key(rows: _Rows, y: np.ndarray, trows: _Rows, ty: np.ndarray, idx:
     else:
         found = np.zeros(kT.size, dtype=bool)
         miss = np.arange(kT.size)
-    if kD.size == 0:
-        return found
-    # the nearest key on either side of each remaining target
-    q = kT[miss]
-    pos = np.clip(np.searchsorted(kD, q), 1, max(kD.size - 1, 1))
-    left = np.abs(kD[pos - 1] - q) <= np.abs(kD[np.minimum(pos, kD.size - 1)] - q)
-    cand = np.full(kT.size, -1, dtype=np.intp)
-    cand[miss] = oD[np.where(left, pos - 1, np.minimum(pos, kD.size - 1))]
-    del kD, oD
-    if miss.size == kT.size:
-        return _map_rows(sub, tys, _k_pairs_equal, (rows, y, cand)).astype(bool)
-    msub = sub.like(sub.X[miss])
-    found[miss] = _map_rows(msub, tys[miss], _k_pairs_equal, (rows, y, cand[miss])).astype(bool)
+    # the records near each remaining target's key: its rank among the records' keys, then the ranks around it
+    pos = np.searchsorted(sD, _ordered_key(kT[miss]) >> bits)
+    del sD
+    left = miss
+    for step in range(2 * _KEY_WINDOW + 1):
+        j = pos + (step + 1) // 2 * (1 if step % 2 else -1)  # 0, +1, -1, +2, -2, ...
+        c = np.where((j >= 0) & (j < kD.size), oD[np.clip(j, 0, kD.size - 1)], -1)
+        part = (sub, tys) if left.size == kT.size else (sub.like(sub.X[left]), tys[left])
+        hit = _map_rows(*part, _k_pairs_equal, (rows, y, c)).astype(bool)
+        found[left[hit]] = True
+        left, pos = left[~hit], pos[~hit]
+        if not left.size:
+            break
     return found
 
 
@@ -864,9 +918,10 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray, 
     """``ValueError`` naming ``target_x[j]`` unless every target flagged ``member`` is a record (x_i, y_i).
 
     The usual call (every row of the data, in order) is one blockwise comparison (none for
-    the very same array). Rows in memory or on disk in another order: a sort-merge on a linear
-    key of each record proposes one data row per target and the pair is compared exactly
-    (:func:`_match_by_key`; memory O(n + m) numbers). Whatever is left (Dask, or keys shared
+    the very same array). Rows in memory or on disk in another order, given ``keys`` and
+    ``dkeys`` (:func:`_record_keys` of the targets and the records): a sort-merge on the keys
+    proposes one data row per target and the pair is compared exactly (:func:`_match_by_key`;
+    memory O(n + m) numbers). Whatever is left (Dask, or keys shared
     by different records): the member targets' 64-bit record hashes are sorted, one pass over
     the data collects the rows whose hash is a target's, and every candidate pair is compared
     exactly (memory O(m + block); a hash collision never accepts a target).
@@ -880,8 +935,8 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray, 
         if (not (rows.dask or trows.dask) and _k_equal(trows.effective(trows.X[:1]), np.asarray(ty[:1]), 0, rows, y)
                 and _map_reduce(trows, ty, _k_equal, (rows, y), combine=_and)):
             return  # the same records in the same order (the first row decides whether to look further)
-    if not (rows.dask or trows.dask):
-        # rows in memory or on disk: sort-merge on a linear key, then an exact comparison of each pair
+    if keys is not None and dkeys is not None:
+        # rows in memory or on disk: sort-merge on the keys, then an exact comparison of each pair
         found = _match_by_key(rows, np.asarray(y), trows, np.asarray(ty), idx, keys, dkeys)
         idx = idx[~found]  # what the key did not pair (equal keys of different records) goes by hash
         if idx.size == 0:

@@ -290,11 +290,12 @@ def test_member_matching_by_sorted_keys_is_exact_whatever_the_keys(monkeypatch, 
     y[100:105] = -y[90]
     fit = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=1)
     expected = objpert.ex_post_pdp(fit, X, y, X, y, member=True)
+    real = objpert._record_keys
     if keys == "constant":
-        monkeypatch.setattr(objpert, "_k_key", lambda Xe, yc, off: np.zeros(Xe.shape[0]))
-    elif keys == "reversed":
-        real = objpert._k_key
-        monkeypatch.setattr(objpert, "_k_key", lambda Xe, yc, off: -real(Xe, yc, off) * (1 + (off % 2)))
+        monkeypatch.setattr(objpert, "_record_keys", lambda z, yc, out=None: np.zeros(z.shape[0]))
+    elif keys == "reversed":  # and scaled by position: the rank of a record differs from its target's
+        monkeypatch.setattr(objpert, "_record_keys",
+                            lambda z, yc, out=None: -real(z, yc) * (1 + np.arange(z.shape[0]) % 3))
     perm = np.random.default_rng(2).permutation(1500)
     got = objpert.ex_post_pdp(fit, X, y, X[perm], y[perm], member=True)
     np.testing.assert_allclose(got, expected[perm], rtol=1e-12)
@@ -306,6 +307,57 @@ def test_member_matching_by_sorted_keys_is_exact_whatever_the_keys(monkeypatch, 
     bad_y[k] = -bad_y[k]  # an existing row with a label it does not have
     with pytest.raises(ValueError, match=rf"target_x\[{k}\]"):
         objpert.ex_post_pdp(fit, X, y, X[perm], bad_y, member=True)
+
+
+@pytest.mark.parametrize("bits", [0, 11, 20])
+def test_key_order_sorts_by_the_top_bits_then_by_position(bits):
+    # the packed sort equals a lexicographic sort on (key >> bits, position), whatever the signs
+    rng = np.random.default_rng(4)
+    k = np.concatenate([rng.normal(size=1500) * 10.0 ** rng.integers(-300, 300, size=1500), [0.0, -0.0, 0.0, 5.0, 5.0],
+                        np.nextafter(5.0, 6.0) + np.zeros(3), [-np.finfo(float).max, np.finfo(float).max, -1e-320]])
+    k = k[rng.permutation(k.size)]
+    order, keys = objpert._key_order(k, bits)
+    ok = objpert._ordered_key(k)
+    np.testing.assert_array_equal(order, np.lexsort((np.arange(k.size), ok >> bits)))
+    np.testing.assert_array_equal(keys, (ok >> bits)[order])
+    # the order of the float keys themselves, up to the dropped bits
+    assert np.all(np.diff(ok[order]) >= -(1 << bits) if bits else np.diff(k[order]) >= 0)
+    assert np.all(k[np.argsort(ok, kind="stable")][1:] >= k[np.argsort(ok, kind="stable")][:-1])
+    # a plain integer view (no flip of the negatives) would not sort them: the check above can fail
+    naive = k.view(np.int64)
+    assert not np.all(np.diff(k[np.argsort(naive, kind="stable")]) >= 0)
+
+
+@pytest.mark.parametrize("group", [4, 30])
+def test_member_matching_with_keys_tied_in_their_top_bits(monkeypatch, group):
+    # records whose margins differ in their last bits only share a packed key: pairing by rank
+    # goes wrong inside such a group, and the window of ranks around each key (a group of 4) or
+    # the hash pass (a group of 30) still pairs every target, exactly
+    from pdpkit import objpert as op
+
+    X, y = _data(1500, 4, seed=12)
+    X[200:200 + group] = X[200]
+    X[200:200 + group, 0] += np.arange(group) * 4e-15 * abs(X[200, 0])  # distinct, keys equal to ~1e-13
+    y[200:200 + group] = 1.0
+    fit = op.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=1)
+    expected = op.ex_post_pdp(fit, X, y, X, y, member=True)
+    hashed, paired = [], []
+    real_hash, real_pairs = op._row_hash, op._k_pairs_equal
+    monkeypatch.setattr(op, "_row_hash", lambda Xe, yc: hashed.append(Xe.shape[0]) or real_hash(Xe, yc))
+    monkeypatch.setattr(op, "_k_pairs_equal", lambda Xe, *a: paired.append(Xe.shape[0]) or real_pairs(Xe, *a))
+    perm = np.random.default_rng(3).permutation(1500)
+    at = np.flatnonzero((perm >= 200) & (perm < 200 + group))
+    perm[at] = np.arange(200 + group - 1, 199, -1)  # the group in reverse order: ranks pair it wrongly
+    np.testing.assert_allclose(op.ex_post_pdp(fit, X, y, X[perm], y[perm], member=True), expected[perm], rtol=1e-12)
+    assert paired[0] == 1500 and len(paired) > 1  # the rank pairing missed some, the window was searched
+    assert (sum(hashed) > 0) == (group > 2 * op._KEY_WINDOW + 1)
+    Xb = X[perm].copy()
+    k = int(np.flatnonzero(perm == 201)[0])
+    Xb[k, 0] = np.nextafter(Xb[k, 0], np.inf)  # one bit off: a record of no one
+    if Xb[k, 0] in X[200:200 + group, 0]:
+        Xb[k, 0] = np.nextafter(Xb[k, 0], np.inf)
+    with pytest.raises(ValueError, match=rf"target_x\[{k}\].*not a record"):
+        op.ex_post_pdp(fit, X, y, Xb, y[perm], member=True)
 
 
 def test_moved_margins_evaluate_like_a_fresh_pass():
@@ -400,12 +452,9 @@ def test_deferred_row_checks_raise_before_any_bound_leaves(backend, client):
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_member_targets_in_another_order_are_checked_finite_by_their_keys(bad):
-    # members in another order are matched by keys formed in the pass that checks the targets:
-    # every key component is nonzero, so a non-finite value anywhere makes the key non-finite
-    from pdpkit.objpert import _KEY_VECTOR
-
-    assert np.all(_KEY_VECTOR != 0.0)
+def test_member_targets_in_another_order_are_checked_finite_in_the_terms_pass(bad):
+    # members in another order are matched by their margins, formed in the terms' own product,
+    # which also checks the targets finite (a squared norm; a row whose square overflows is read)
     X, y = _data(2000, 6, seed=31)
     fit = objpert.objpert_fit(X, y, "logistic", lam=1.0, sigma=2.0, rng=0)
     perm = np.random.default_rng(5).permutation(X.shape[0])
@@ -415,3 +464,10 @@ def test_member_targets_in_another_order_are_checked_finite_by_their_keys(bad):
     Xp[17, 5] = bad
     with pytest.raises(ValueError, match="finite"):
         objpert.ex_post_pdp(fit, X, y, Xp, yp, member=True)
+    with pytest.raises(ValueError, match="finite"):
+        objpert.ex_post_pdp(fit, X, y, Xp, yp, member=False)
+    Xp[17, 5] = 1e200  # finite, its square is not: not refused as non-finite, but as what it is
+    with pytest.raises(ValueError, match=r"target_x\[17\].*not a record"):
+        objpert.ex_post_pdp(fit, X, y, Xp, yp, member=True)
+    with pytest.raises(ValueError, match="too large"):
+        objpert.ex_post_pdp(fit, X, y, Xp, yp, member=False)

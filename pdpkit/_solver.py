@@ -86,21 +86,39 @@ class _Rows:
         sl = slice(None, None, k) if (type(self.X) is np.ndarray) else slice(0, m)
         return self.like(self.X[sl]), sl
 
-    def effective(self, Xc: Any) -> np.ndarray:
-        """One block of raw rows as the rows the model is fitted on (float64, clipped, intercept)."""
+    def effective(self, Xc: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """One block of raw rows as the rows the model is fitted on (float64, clipped, intercept).
+
+        ``out``: a work array of at least the block's rows (:meth:`block_buffer`) that receives
+        the rows when they are changed (clipped, or given an intercept column), instead of a
+        fresh array per block: a fresh megabyte is a page fault per page. The result is then a
+        view of ``out``, valid until the next call with it.
+        """
         Xc = np.asarray(Xc)
         if Xc.dtype != np.float64:
             Xc = Xc.astype(np.float64)
-        if self.clip is not None and Xc.shape[0]:
+        k = Xc.shape[0]
+        scale = None
+        if self.clip is not None and k:
             norms = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
             if np.any(norms > self.clip * (1.0 + 1e-12)):
-                Xc = Xc * np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))[:, None]
+                scale = np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))[:, None]
+        if self.intercept is None and scale is None:
+            return Xc
+        o = np.empty((k, self.d)) if out is None or out.shape[0] < k else out[:k]
+        if scale is not None:
+            np.multiply(Xc, scale, out=o[:, :self.p])
+        else:
+            o[:, :self.p] = Xc
         if self.intercept is not None:
-            out = np.empty((Xc.shape[0], self.d))
-            out[:, :self.p] = Xc
-            out[:, self.p] = self.intercept
-            return out
-        return Xc
+            o[:, self.p] = self.intercept
+        return o
+
+    def block_buffer(self) -> np.ndarray | None:
+        """A work array for :meth:`effective` over blocks of :attr:`block_rows` rows (None: rows used as they are)."""
+        if self.intercept is None and self.clip is None:
+            return None
+        return np.empty((self.block_rows, self.d))
 
     def materialize(self) -> np.ndarray:
         """All rows as one array (only for small data: the vectorized density of many points)."""
@@ -208,8 +226,10 @@ def _apply_blocks(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tu
     Xc = np.asarray(Xc)
     k = meta.block_rows
     acc = None
+    buf = meta.block_buffer()
     for s in range(0, max(Xc.shape[0], 1), k):
-        part = kernel(meta.effective(Xc[s:s + k]), None if yc is None else np.asarray(yc[s:s + k]), off + s, *args)
+        part = kernel(meta.effective(Xc[s:s + k], buf), None if yc is None else np.asarray(yc[s:s + k]), off + s,
+                      *args)
         acc = part if acc is None else combine(acc, part)
     return acc
 
@@ -230,8 +250,9 @@ def _map_reduce(rows: _Rows, y: Any, kernel: Any, args: tuple = (), combine: Any
         return kernel(rows.effective(X[:0]), None if y is None else y[:0], 0, *args)
     acc = None
     k = rows.block_rows
+    buf = rows.block_buffer()
     for s in range(0, rows.n, k):
-        part = kernel(rows.effective(X[s:s + k]), None if y is None else y[s:s + k], s, *args)
+        part = kernel(rows.effective(X[s:s + k], buf), None if y is None else y[s:s + k], s, *args)
         acc = part if acc is None else combine(acc, part)
     return acc
 
@@ -292,8 +313,9 @@ def _map_rows(rows: _Rows, y: Any, kernel: Any, args: tuple = (), ncols: int = 1
     out = np.empty(shape)
     k = rows.block_rows
     acc = None
+    buf = rows.block_buffer()
     for s in range(0, rows.n, k):
-        Xe = rows.effective(rows.X[s:s + k])
+        Xe = rows.effective(rows.X[s:s + k], buf)
         out[s:s + k] = kernel(Xe, None if y is None else y[s:s + k], s, *args)
         if check is not None:
             acc = _add_row_checks(acc, Xe, s, check)
@@ -306,8 +328,9 @@ def _apply_rows(meta: _Rows, Xc: Any, yc: Any, off: int, kernel: Any, args: tupl
     Xc = np.asarray(Xc)
     k = meta.block_rows
     outs, acc = [], None
+    buf = meta.block_buffer()
     for s in range(0, Xc.shape[0], k):
-        Xe = meta.effective(Xc[s:s + k])
+        Xe = meta.effective(Xc[s:s + k], buf)
         outs.append(kernel(Xe, None if yc is None else np.asarray(yc[s:s + k]), off + s, *args))
         if check is not None:
             acc = _add_row_checks(acc, Xe, off + s, check)
@@ -594,7 +617,7 @@ def _k_eval(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, T: np.ndarray, wan
     g = Xe.T @ d1
     H = None
     if want_h:
-        B = Xe * np.sqrt(d2)[:, None]
+        B = np.multiply(Xe, np.sqrt(d2)[:, None], out=_scratch(Xe.shape, 1, "hessian")[0])
         # B.T is F-contiguous (d, k): SYRK forms B.T @ B without a transposed copy
         H = dsyrk(1.0, B.T, trans=0, lower=0)
     mv = float(np.max(np.abs(Z[:, 1]))) if T.shape[1] > 1 else 0.0
@@ -1067,14 +1090,24 @@ def _split(a: np.ndarray, amax: float, bits: int, hi: np.ndarray | None = None,
 _SCRATCH = threading.local()
 
 
-def _scratch(shape: tuple[int, int], count: int) -> list[np.ndarray]:
-    """``count`` float64 work arrays of ``shape``, kept per thread (no page faults of fresh large arrays per block)."""
-    key = (shape, count)
-    bufs = getattr(_SCRATCH, "bufs", None)
-    if bufs is None or bufs[0] != key:
-        bufs = (key, [np.empty(shape) for _ in range(count)])
-        _SCRATCH.bufs = bufs
-    return bufs[1]
+def _scratch(shape: tuple[int, int], count: int, name: str = "block") -> list[np.ndarray]:
+    """``count`` float64 work arrays of ``shape`` for the user ``name``, kept per thread.
+
+    A fresh array of a megabyte is a page fault per page whenever the allocator maps it anew
+    (every time in a Dask worker, whose nanny sets ``MALLOC_TRIM_THRESHOLD_``); a kernel's
+    block-sized temporaries come from here instead. Each name keeps its arrays (grown, never
+    shrunk), so two kernels of one pass do not take each other's. A result is valid until the
+    next call with the same name in the same thread.
+    """
+    rows, cols = shape
+    pool = getattr(_SCRATCH, "pool", None)
+    if pool is None:
+        pool = _SCRATCH.pool = {}
+    size = rows * cols
+    bufs = pool.get((name, count))
+    if bufs is None or bufs[0].size < size:
+        bufs = pool[(name, count)] = [np.empty(size) for _ in range(count)]
+    return [b[:size].reshape(rows, cols) for b in bufs]
 
 
 def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray) -> tuple:
@@ -1104,7 +1137,7 @@ def _k_cert(Xe: np.ndarray, yc: Any, off: int, loss: GLMLoss, theta: np.ndarray)
     th_l1 = float(np.sum(np.abs(theta)))
     g_d1 = _gamma(d + 1)
     kk = max(64, min(_CERT_ROWS, _CERT_BYTES // (8 * max(d, 1))))
-    bufs = _scratch((min(kk, n_rows), d), 3)
+    bufs = _scratch((min(kk, n_rows), d), 3, "cert")
     for s in range(0, n_rows, kk):
         Xc = Xe[s:s + kk]
         k = Xc.shape[0]

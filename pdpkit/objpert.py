@@ -741,7 +741,7 @@ def _k_expost(Xe: np.ndarray, yc: np.ndarray, off: int, loss: GLMLoss, M: np.nda
     out = np.empty((Xe.shape[0], 5 if margins else 4))
     # a row too large overflows here; the caller refuses its non-finite terms
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        V = Xe @ M
+        V = np.matmul(Xe, M, out=_scratch((Xe.shape[0], M.shape[1]), 1, "products")[0])
         quad = np.einsum("ij,ij->i", V[:, :d], V[:, :d])
         d1, d2 = loss._d1_d2(V[:, d], yc)
         mu = d2 * quad
@@ -853,7 +853,7 @@ def _k_pairs_equal(Xe: np.ndarray, yc: np.ndarray, off: int, rows: _Rows, y: np.
     cc = c if whole else np.where(ok, c, 0)
     # every index is in range: the gather skips numpy's per-element bounds check
     if rows.intercept is None and rows.clip is None and type(rows.X) is np.ndarray and rows.X.dtype == np.float64:
-        Xd = np.take(rows.X, cc, axis=0, out=_scratch((Xe.shape[0], Xe.shape[1]), 1)[0], mode="clip")
+        Xd = np.take(rows.X, cc, axis=0, out=_scratch((Xe.shape[0], Xe.shape[1]), 1, "pairs")[0], mode="clip")
     else:
         Xd = rows.effective(np.take(rows.X, cc, axis=0, mode="clip"))
     yd = np.take(y, cc, mode="clip")

@@ -81,7 +81,8 @@ from . import gaussian as _gaussian
 from . import goe as _goe
 from . import objpert as _objpert
 from ._progress import progress as _progress
-from ._solver import _Rows, _check_general_targets, _check_loss, _check_rows, _evaluate, _is_dask, _map_rows
+from ._solver import (_Rows, _check_general_targets, _check_loss, _check_rows, _evaluate, _is_dask, _map_rows,
+                      _scratch)
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_positive, check_probability
 from .losses import GLMLoss, Huber, RobustLog, Squared
 
@@ -613,26 +614,25 @@ class PrivacyReport:
                      qe: float | None, l1: bool) -> np.ndarray:
         s2 = self.sigma * self.sigma
         lam, lam_lo = self.lam, self.lambda_lower
-        if True:
-            V = Xc @ Mcat
-            xx = np.einsum("ij,ij->i", Xc, Xc)
-            d1, d2 = self.loss._d1_d2(V[:, k], yc)
-            mu = xx / lam_lo
-            if k:
-                mu = np.minimum(mu, np.einsum("ij,ij->i", V[:, :k], V[:, :k]))
-            a = d2 * mu
-            c2x = d2 * xx
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t1 = np.where(a < 1.0, -np.log1p(-np.minimum(a, 1.0)), np.inf)
-            t1 = np.minimum(t1, np.log1p(c2x / np.maximum(lam, lam_lo - c2x)))
-            norm = np.sum(np.abs(Xc), axis=1) if l1 else np.sqrt(xx)
-            ad1 = np.abs(d1)
-            # a zero gradient (c1 = 0 or x = 0) contributes nothing, also for an unbounded loss
-            delta = np.where((ad1 == 0) | (norm == 0), 0.0, ad1 * norm)
-            cross = self.sigma * qb * delta
-            if qe is not None:
-                cross = np.minimum(cross, np.abs(d1 * V[:, k + 1]) + self.sigma_gradient * qe * delta)
-            return t1 + d1 * d1 * xx / (2.0 * s2) + cross / s2
+        V = np.matmul(Xc, Mcat, out=_scratch((Xc.shape[0], Mcat.shape[1]), 1, "products")[0])
+        xx = np.einsum("ij,ij->i", Xc, Xc)
+        d1, d2 = self.loss._d1_d2(V[:, k], yc)
+        mu = xx / lam_lo
+        if k:
+            mu = np.minimum(mu, np.einsum("ij,ij->i", V[:, :k], V[:, :k]))
+        a = d2 * mu
+        c2x = d2 * xx
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1 = np.where(a < 1.0, -np.log1p(-np.minimum(a, 1.0)), np.inf)
+        t1 = np.minimum(t1, np.log1p(c2x / np.maximum(lam, lam_lo - c2x)))
+        norm = np.sum(np.abs(Xc), axis=1) if l1 else np.sqrt(xx)
+        ad1 = np.abs(d1)
+        # a zero gradient (c1 = 0 or x = 0) contributes nothing, also for an unbounded loss
+        delta = np.where((ad1 == 0) | (norm == 0), 0.0, ad1 * norm)
+        cross = self.sigma * qb * delta
+        if qe is not None:
+            cross = np.minimum(cross, np.abs(d1 * V[:, k + 1]) + self.sigma_gradient * qe * delta)
+        return t1 + d1 * d1 * xx / (2.0 * s2) + cross / s2
 
     def epsilon_bound_general(self, target_grad: ArrayLike, target_hessian: ArrayLike, *,
                               uniform: bool | str = False) -> np.ndarray | float:

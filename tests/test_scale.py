@@ -360,6 +360,39 @@ def test_member_matching_with_keys_tied_in_their_top_bits(monkeypatch, group):
         op.ex_post_pdp(fit, X, y, Xb, y[perm], member=True)
 
 
+@pytest.mark.parametrize("intercept, clip", [(None, None), (1.0, None), (None, 0.8), (2.0, 0.8)])
+def test_effective_rows_into_a_work_array_equal_fresh_ones(intercept, clip):
+    # a pass's work array receives the changed rows (clipped, intercept column) of each block;
+    # the rows equal a fresh effective block's, and the raw rows are never written
+    X, _y = _data(1000, 5, seed=13)
+    X[::7] *= 3.0  # some rows beyond the clip
+    raw = X.copy()
+    rows = _Rows(X, intercept=intercept, clip=clip, block_rows=300)
+    buf = rows.block_buffer()
+    assert (buf is None) == (intercept is None and clip is None)
+    for s in range(0, 1000, 300):
+        fresh = rows.effective(X[s:s + 300])
+        got = rows.effective(X[s:s + 300], buf)
+        np.testing.assert_array_equal(got, fresh)
+        if buf is not None:
+            assert np.shares_memory(got, buf) and not np.shares_memory(fresh, buf)
+    np.testing.assert_array_equal(X, raw)
+    if clip is not None:
+        assert np.all(np.linalg.norm(rows.effective(X, buf)[:, :5], axis=1) <= clip * (1 + 1e-12))
+
+
+def test_scratch_arrays_are_per_name_and_grow():
+    from pdpkit._solver import _scratch
+
+    a = _scratch((10, 3), 1, "test-a")[0]
+    b = _scratch((10, 3), 1, "test-b")[0]
+    assert not np.shares_memory(a, b)  # two users of one pass never share
+    a2 = _scratch((4, 3), 1, "test-a")[0]
+    assert np.shares_memory(a, a2) and a2.shape == (4, 3) and a2.flags.c_contiguous
+    big = _scratch((50, 3), 1, "test-a")[0]
+    assert big.shape == (50, 3) and big.flags.c_contiguous
+
+
 def test_moved_margins_evaluate_like_a_fresh_pass():
     # Newton-CG keeps X p from its products' own X s: the evaluation at theta + t p from those
     # margins equals a fresh pass (value, gradient, f''); a step whose margins are off is caught

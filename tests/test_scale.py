@@ -168,6 +168,17 @@ def test_dask_fit_and_report_equal_numpy(client):
     # memmap-free, in-order member targets are recognised as the data without a hash pass
     with pytest.raises(ValueError, match="not a record"):
         objpert.ex_post_pdp(b, Xd, yd, X[:3] + 1e-3, y[:3], member=True)
+    # Dask targets in another order are matched by hash; a non-finite one is refused (on a worker) as such
+    perm = np.random.default_rng(4).permutation(6000)
+    Xp = X[perm]
+    np.testing.assert_allclose(objpert.ex_post_pdp(a, Xd, yd, da.from_array(Xp, chunks=(1000, 7)),
+                                                   da.from_array(y[perm], chunks=1000), member=True),
+                               e1[perm], rtol=1e-10, atol=1e-12)
+    Xp[4321, 2] = np.nan
+    for member in (True, False):
+        with pytest.raises(ValueError, match="finite"):
+            objpert.ex_post_pdp(a, Xd, yd, da.from_array(Xp, chunks=(1000, 7)), da.from_array(y[perm], chunks=1000),
+                                member=member)
 
 
 def test_dask_estimators_equal_numpy(client):

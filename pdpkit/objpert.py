@@ -692,8 +692,9 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     # matched by their margins x^T theta, which the data's gradient check and the terms' own
     # product form anyway; the targets are checked finite in that product, and members matched,
     # before any term is returned
-    keyed = bool(m and mem.any()) and not (_is_dask(X) or trows.dask) and target_x is not X
-    dkeys = np.empty(result.n) if keyed and getattr(X, "shape", (0,))[0] == result.n else None
+    keyed = (bool(m and mem.any()) and not (_is_dask(X) or trows.dask) and target_x is not X
+             and getattr(X, "shape", (0,))[0] == result.n)
+    dkeys = np.empty(result.n) if keyed else None
     rows, y, b, L = _state(result, X, y, margins_out=dkeys)
     d = rows.d
     Linv = sla.solve_triangular(L, np.eye(d), lower=True, check_finite=False)
@@ -702,13 +703,12 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     M[:, d] = result.theta
     M[:, d + 1] = b
     uniform = bool(mem[0]) if m and (mem.all() or not mem.any()) else None
-    keyed = dkeys is not None
     out = _map_rows(trows, ty, _k_expost, (loss, M, result.sigma ** 2, mem if uniform is None else uniform, keyed),
                     ncols=4 + keyed)
     if keyed:
         keys = _record_keys(out[:, 4], ty)
         dkeys = _record_keys(dkeys, y, out=dkeys)
-    _check_members(rows, y, trows, ty, mem, keys if keyed else None, dkeys if keyed else None)
+    _check_members(rows, y, trows, ty, mem, keys if keyed else None, dkeys)
     log_det, grad_sq, cross, mu_all = (out[:, j] for j in range(4))
     arg = np.where(mem, -mu_all, mu_all)
     if np.any(arg <= -1.0):

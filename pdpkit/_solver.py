@@ -1088,6 +1088,8 @@ def _split(a: np.ndarray, amax: float, bits: int, hi: np.ndarray | None = None,
 
 
 _SCRATCH = threading.local()
+#: Largest work array :func:`_scratch` keeps (numbers): four times a block of :data:`_BLOCK_BYTES`.
+_SCRATCH_MAX = 4 * _BLOCK_BYTES // 8
 
 
 def _scratch(shape: tuple[int, int], count: int, name: str = "block") -> list[np.ndarray]:
@@ -1097,13 +1099,16 @@ def _scratch(shape: tuple[int, int], count: int, name: str = "block") -> list[np
     (every time in a Dask worker, whose nanny sets ``MALLOC_TRIM_THRESHOLD_``); a kernel's
     block-sized temporaries come from here instead. Each name keeps its arrays (grown, never
     shrunk), so two kernels of one pass do not take each other's. A result is valid until the
-    next call with the same name in the same thread.
+    next call with the same name in the same thread. Arrays of more than :data:`_SCRATCH_MAX`
+    numbers are made fresh and not kept (a thread keeps a few megabytes per name at most).
     """
     rows, cols = shape
+    size = rows * cols
+    if size > _SCRATCH_MAX:
+        return [np.empty(shape) for _ in range(count)]
     pool = getattr(_SCRATCH, "pool", None)
     if pool is None:
         pool = _SCRATCH.pool = {}
-    size = rows * cols
     bufs = pool.get((name, count))
     if bufs is None or bufs[0].size < size:
         bufs = pool[(name, count)] = [np.empty(size) for _ in range(count)]

@@ -402,6 +402,11 @@ def test_scratch_arrays_are_per_name_and_grow():
     assert np.shares_memory(a, a2) and a2.shape == (4, 3) and a2.flags.c_contiguous
     big = _scratch((50, 3), 1, "test-a")[0]
     assert big.shape == (50, 3) and big.flags.c_contiguous
+    from pdpkit._solver import _SCRATCH_MAX
+
+    huge = _scratch((_SCRATCH_MAX // 10 + 1, 10), 1, "test-a")[0]  # beyond the cap: fresh, not kept
+    assert not np.shares_memory(huge, _scratch((_SCRATCH_MAX // 10 + 1, 10), 1, "test-a")[0])
+    assert np.shares_memory(big, _scratch((50, 3), 1, "test-a")[0])
 
 
 def test_moved_margins_evaluate_like_a_fresh_pass():

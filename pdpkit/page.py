@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._display import fmt_up
 from .release import Release
 from .report import PrivacyReport
 
@@ -276,12 +277,24 @@ def encode_record(release: Any, record: Any, *, schema: Any = None) -> np.ndarra
 
 
 def _words_guarantee(g: Any) -> str:
-    eps, delta = g.epsilon, g.delta
-    factor = math.exp(min(eps, 700.0))
+    """The total guarantee in words; ε, δ and the factor e^ε read "at most", so each is rounded up."""
+    eps, delta = fmt_up(g.epsilon, 3), fmt_up(g.delta, 2)
+    factor = fmt_up(math.exp(min(g.epsilon, 700.0)), 3)
     return (f"Whoever you are, and whatever the data set, the published model and its privacy report "
-            f"together are <strong>({eps:.3g}, {delta:.2g})-differentially private</strong>: adding or removing "
+            f"together are <strong>({eps}, {delta})-differentially private</strong>: adding or removing "
             f"your record changes the probability of anything that can be learned from this publication by at "
-            f"most a factor e<sup>{eps:.3g}</sup> = {factor:.3g}, except with probability at most {delta:.2g}.")
+            f"most a factor e<sup>{eps}</sup> = {factor}, except with probability at most {delta}.")
+
+
+#: Shown beside the guarantee when the release says its noise came from a seed the caller chose.
+_SEEDED_NOTICE = "Reproducible from a seed: this release is private only while the seed stays secret."
+
+
+def _seeded_notice(rel: Any) -> str:
+    """The seeded-release notice as HTML, or "" when the release does not say it was seeded (False or unknown)."""
+    if getattr(rel, "seeded", None) is not True:
+        return ""
+    return f'<p class="alert" id="seeded" role="note">{html.escape(_SEEDED_NOTICE)}</p>'
 
 
 _CSS = """
@@ -307,10 +320,39 @@ code{font-size:.9em;overflow-wrap:anywhere}
 footer{margin-top:2rem;font-size:.875rem;color:var(--muted)}
 """
 
+# Displayed numbers, in JavaScript: a bound, ε or a factor reads "at most", so it is rounded up to its
+# shown digits as pdpkit._display.ceil_sig does. toExponential() without an argument writes the shortest
+# decimal that reads back as x (Python's repr), whose kept digits are then raised by one unit when any
+# digit is cut; Number() of that decimal is the nearest double, never below x since rounding is monotone.
+_JS_FORMAT = r"""
+const PDP_FMT = (function () {
+  function ceilSig(x, digits) {
+    if (!isFinite(x) || x === 0 || !(digits >= 1)) return x;
+    const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(x.toExponential());
+    const all = m[2] + (m[3] || ""), e = Number(m[4]);
+    if (all.length <= digits) return x;
+    const a = all.slice(0, digits).split("").map(Number);
+    if (m[1] === "") {  // positive: the cut digits end in a non-zero digit, so one unit up
+      let i = a.length - 1;
+      while (i >= 0 && a[i] === 9) { a[i] = 0; i--; }
+      if (i < 0) a.unshift(1); else a[i] += 1;
+    }
+    return Number(m[1] + a.join("") + "e" + (e - digits + 1));
+  }
+  // written as the page always wrote its numbers (scientific below 1e-3), after rounding up
+  function fmtUp(x, digits) {
+    const u = ceilSig(x, digits);
+    return Math.abs(u) < 1e-3 ? u.toExponential(digits - 1) : u.toPrecision(digits);
+  }
+  return {ceilSig: ceilSig, fmtUp: fmtUp};
+})();
+"""
+
 # The bound, in JavaScript: the same formula as PrivacyReport.epsilon_bound (uniform=False) and
 # PrivacyReport.sup_over_labels, from the constants page_data embeds.
 _JS = r"""
 "use strict";
+""" + _JS_FORMAT + r"""
 const PDP = (function () {
   function f64(b64) {
     const s = atob(b64), n = s.length / 8, out = new Float64Array(n), dv = new DataView(new ArrayBuffer(8));
@@ -509,7 +551,8 @@ const PDP = (function () {
     }
     return {values: values, y: y};
   }
-  function fmt(v) { return v < 1e-3 ? v.toExponential(2) : v.toPrecision(3); }
+  // every number shown is a bound, an ε or a factor e^ε: rounded up to 3 significant digits
+  function fmt(v) { return PDP_FMT.fmtUp(v, 3); }
   function picture(eps, total) {
     const W = 320, H = 64, top = Math.max(eps, total) * 1.1 || 1, xs = (v) => 10 + (W - 20) * Math.min(v, top) / top;
     return '<svg role="img" aria-labelledby="pic-t" viewBox="0 0 ' + W + ' ' + H + '" width="' + W + '" height="' + H + '">' +
@@ -634,15 +677,16 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
     g = rel.guarantee
     title = title or "Your privacy in this published model"
     method = data["method"]
-    parts = "".join(f"<li>{html.escape(p.name)}: ({p.epsilon:.3g}, {p.delta:.2g})</li>" for p in g.parts)
+    parts = "".join(f"<li>{html.escape(p.name)}: ({fmt_up(p.epsilon, 3)}, {fmt_up(p.delta, 2)})</li>"
+                    for p in g.parts)
     released = data["released"]
     names = {"gradient": "the gradient of the training objective", "hessian": "its Hessian matrix",
              "lambda_min": "the Hessian's smallest eigenvalue"}
     if released:
         what = ", ".join(names[c] for c in released)
         rep_part = next((p for p in g.parts if p.name == "report" or p.name.endswith(" report")), None)
-        cost = (f" Publishing them cost ({rep_part.epsilon:.3g}, {rep_part.delta:.2g}), included in the total above."
-                if rep_part is not None else "")
+        cost = (f" Publishing them cost ({fmt_up(rep_part.epsilon, 3)}, {fmt_up(rep_part.delta, 2)}), included in "
+                f"the total above." if rep_part is not None else "")
         released_text = (f"Besides the model, the report published noisy versions of {html.escape(what)} "
                          f"(Gaussian noise), from which every person's bound is computed.{cost}")
     else:
@@ -661,7 +705,7 @@ what you type is not sent anywhere.</p>
 <div id="refusal" class="alert" role="alert" hidden></div>
 <h2>The guarantee that covers everybody</h2>
 <p class="box">{_words_guarantee(g)}</p>
-<ul>{parts}</ul>
+{_seeded_notice(rel)}<ul>{parts}</ul>
 <h2>The privacy report, as published</h2>
 <p>The model comes with a <strong>{html.escape(method)}</strong> privacy report. {released_text} Each person's bound
 holds with probability at least {pct} over the noise of the model and of the report.</p>

@@ -80,6 +80,7 @@ from . import analyze_gauss as _ag
 from . import gaussian as _gaussian
 from . import goe as _goe
 from . import objpert as _objpert
+from ._display import fmt_up as _fmt_up
 from ._progress import progress as _progress
 from ._solver import (_Rows, _check_general_targets, _check_loss, _check_rows, _evaluate, _is_dask, _map_rows,
                       _scratch)
@@ -1008,7 +1009,11 @@ def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: 
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:
-    return "?" if v is None else f"{v:.{digits}g}"
+    """A bound or a guarantee's ε/δ for a reader: rounded up to ``digits`` significant digits ("?" if unknown).
+
+    Every number shown this way reads "at most", so its digits are never below the number.
+    """
+    return "?" if v is None else _fmt_up(v, digits)
 
 
 class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
@@ -1179,7 +1184,9 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
         return frame
 
     def __repr__(self) -> str:
-        arr = np.array2string(self.epsilon, precision=4, threshold=8, edgeitems=3, separator=", ")
+        # each bound rounded up to 4 significant digits: "epsilon <= 0.3755" never understates a bound
+        arr = np.array2string(self.epsilon, threshold=8, edgeitems=3, separator=", ",
+                              formatter={"float_kind": lambda v: _fmt(float(v), 4)})
         head = (f"PersonalBounds({len(self)} {'person' if len(self) == 1 else 'people'}, method={self.method!r}, "
                 f"probability >= {1.0 - self.rho:.6g}{', jointly' if self.uniform else ''}")
         if self.total_epsilon is not None:
@@ -1189,7 +1196,11 @@ class PersonalBounds(np.lib.mixins.NDArrayOperatorsMixin):
     def _repr_html_(self) -> str:
         import html
 
-        return "<pre>" + html.escape(self.summary()) + "</pre>" + self.to_frame().head(20).to_html()
+        # the table shows the bounds and factors as strings rounded up (to_frame keeps the exact numbers)
+        frame = self.to_frame().head(20).copy()
+        for col in ("epsilon_bound", "factor"):
+            frame[col] = [_fmt(float(v), 4) for v in frame[col]]
+        return "<pre>" + html.escape(self.summary()) + "</pre>" + frame.to_html()
 
 
 # ================================================================== the mechanism

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import math
 import re
+import shutil
+import subprocess
+import sys
+import warnings
+from decimal import Context, Decimal
+from typing import Any
 
 import numpy as np
 import pytest
 
+from pdpkit._display import ceil_sig, fmt_up
+from pdpkit.accountant import Guarantee, GuaranteePart
 from pdpkit.cli import main
 from pdpkit.objpert import objpert_fit
-from pdpkit.page import encode_record, page_data, privacy_page
+from pdpkit.page import _JS_FORMAT, _SEEDED_NOTICE, _words_guarantee, encode_record, page_data, privacy_page
 from pdpkit.release import objpert_release
 from pdpkit.report import PrivacyReport, privacy_report
 
@@ -58,7 +69,10 @@ def test_the_page_is_self_contained_and_embeds_public_numbers_only():
     for j in range(3):
         assert f'<label for="f{j}">' in html and f'id="f{j}"' in html
     assert "I don't know" in html
-    assert f"{rel.guarantee.epsilon:.3g}" in html
+    g = rel.guarantee
+    assert f"<strong>({fmt_up(g.epsilon, 3)}, {fmt_up(g.delta, 2)})-differentially private</strong>" in html
+    for p in g.parts:
+        assert f"<li>{p.name}: ({fmt_up(p.epsilon, 3)}, {fmt_up(p.delta, 2)})</li>" in html
 
 
 def test_book_links_when_a_book_address_is_given():
@@ -116,3 +130,184 @@ def test_names_from_the_release_are_escaped():
     html = privacy_page(json.dumps(d))
     assert "<script>alert(1)</script>" not in html and "</script><b>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# ------------------------------------------------------------------ displayed numbers are rounded up
+def test_the_guarantee_in_words_rounds_up():
+    """0.37241 is shown 0.373 (nearest: 0.372), δ 1.0001e-6 as 1.1e-06 (nearest: 1e-06), e^0.37241 = 1.4512 as 1.46."""
+    g = Guarantee(epsilon=0.37241, delta=1.0001e-6)
+    text = _words_guarantee(g)
+    assert "<strong>(0.373, 1.1e-06)-differentially private</strong>" in text
+    assert "e<sup>0.373</sup> = 1.46," in text and "at most 1.1e-06." in text
+    assert (f"{g.epsilon:.3g}", f"{g.delta:.2g}", f"{math.exp(g.epsilon):.3g}") == ("0.372", "1e-06", "1.45")
+
+
+def test_the_parts_and_the_reports_cost_round_up(monkeypatch):
+    rel = _release()
+    parts = (GuaranteePart("model", 0.37241, 5.0001e-7, "exact"), GuaranteePart("report", 0.12341, 5e-7, "exact"))
+    edited = copy.copy(rel)
+    object.__setattr__(edited, "guarantee", dataclasses.replace(rel.guarantee, parts=parts))
+    # the page's text from an edited guarantee (a real release's parts are what its analysis gives)
+    monkeypatch.setattr("pdpkit.page._as_release", lambda release: edited)
+    html = privacy_page(rel)
+    assert "<li>model: (0.373, 5.1e-07)</li>" in html and "<li>report: (0.124, 5e-07)</li>" in html
+    assert "Publishing them cost (0.124, 5e-07), included in the total above." in html
+
+
+# ------------------------------------------------------------------ the page's JavaScript, run by node
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed: it runs the page's JavaScript here")
+
+
+def _node(script: str, tmp_path) -> Any:
+    path = tmp_path / "run.js"
+    path.write_text(script, encoding="utf-8")
+    out = subprocess.run([NODE, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _script(html: str) -> str:
+    return re.search(r"<script>(.*?)</script>", html, re.S).group(1)
+
+
+def _cases() -> list[tuple[float, int]]:
+    """Edge values (nearest rounding goes down; powers of ten; subnormals; the largest float) and random floats."""
+    rng = np.random.default_rng(11)
+    xs = [0.37541, 0.37547, 1.00049, 9.99949, 2.0000001e-6, 123401.0, 0.00012341, 0.07, 0.1, 0.3, 1.0, 1e-6,
+          0.1 + 0.2, 5e-324, 2.2250738585072014e-308, sys.float_info.max, 1e21, 9.999999999999999e22, 0.00099999]
+    bits = rng.integers(1, 0x7FF0000000000000, size=1500, dtype=np.int64)
+    xs += bits.view(np.float64).tolist()  # every positive finite float is a bit pattern below inf's
+    for k in (1, 2, 3, 4):  # k-digit decimals and their neighbouring floats
+        for m in rng.integers(10 ** (k - 1), 10**k, size=60).tolist():
+            v = float(f"{m}e{int(rng.integers(-12, 12))}")
+            xs += [v, math.nextafter(v, 0.0), math.nextafter(v, math.inf)]
+    return [(x, k) for x in xs for k in (1, 2, 3, 4, 6, 15, 17)]
+
+
+@needs_node
+def test_the_pages_ceilsig_is_pythons_ceil_sig(tmp_path):
+    """The JavaScript the page ships rounds every float as pdpkit._display.ceil_sig does, bit for bit."""
+    script = _script(privacy_page(_release()))
+    assert _JS_FORMAT in script
+    cases = _cases()
+    js = _JS_FORMAT + f"""
+const cases = {json.dumps([[repr(x), k] for x, k in cases])};
+const out = cases.map(([s, k]) => PDP_FMT.ceilSig(Number(s), k));
+console.log(JSON.stringify(out.map(v => isFinite(v) ? v : String(v))));"""
+    got = _node(js, tmp_path)
+    want = [ceil_sig(x, k) for x, k in cases]
+    bad = [(x, k, g, w) for (x, k), g, w in zip(cases, got, want, strict=True)
+           if float(g) != w]
+    assert bad == []
+    assert all(float(g) >= x for (x, _), g in zip(cases, got, strict=True))
+
+
+def _up_violation(x: float, k: int, shown: float) -> str | None:
+    """Why ``shown`` is not ``x`` rounded up to ``k`` digits (normal ``x``, ``k <= 15``), or None."""
+    if not shown >= x:
+        return f"{shown!r} < {x!r}"
+    prev = Context(prec=k, Emin=-10**6, Emax=10**6).next_minus(Decimal(repr(shown)))
+    if float(prev) >= x:
+        return f"{shown!r} is not the smallest: {prev} >= {x!r}"
+    return None
+
+
+@needs_node
+def test_deliberately_wrong_javascript_roundings_fail(tmp_path):
+    """toPrecision (nearest) shows 0.37541 as 0.3754; multiply-then-Math.ceil shows 0.07 as 0.08; ceilSig neither."""
+    js = _JS_FORMAT + """
+const nearest = (x, k) => Number(x.toPrecision(k));
+const scaled = (x, k) => { const s = Math.pow(10, k - 1 - Math.floor(Math.log10(x))); return Math.ceil(x * s) / s; };
+const cases = [[0.37541, 4], [0.07, 1], [0.37547, 3]];
+console.log(JSON.stringify(cases.map(([x, k]) => [nearest(x, k), scaled(x, k), PDP_FMT.ceilSig(x, k)])));"""
+    (n1, s1, c1), (n2, s2, c2), (n3, s3, c3) = _node(js, tmp_path)
+    assert _up_violation(0.37541, 4, n1) is not None and "<" in _up_violation(0.37541, 4, n1)
+    assert s2 == 0.08 and "not the smallest" in _up_violation(0.07, 1, s2)
+    assert [c1, c2, c3] == [0.3755, 0.07, 0.376]
+    assert all(_up_violation(x, k, c) is None for (x, k), c in zip([(0.37541, 4), (0.07, 1), (0.37547, 3)],
+                                                                   [c1, c2, c3], strict=True))
+
+
+@needs_node
+def test_fmtup_writes_the_pages_style(tmp_path):
+    cases = [(0.37547, 3, "0.376"), (0.37541, 4, "0.3755"), (0.00099999, 3, "0.00100"), (2.0000001e-6, 3, "2.01e-6"),
+             (1.99999, 3, "2.00"), (1234.5, 3, "1.24e+3"), (0.0, 3, "0.00e+0")]
+    js = _JS_FORMAT + f"""
+console.log(JSON.stringify({json.dumps([[x, k] for x, k, _ in cases])}.map(([x, k]) => PDP_FMT.fmtUp(x, k))));"""
+    assert _node(js, tmp_path) == [t for _, _, t in cases]
+
+
+_DOM = """
+const ELS = {};
+function el(id) {
+  return ELS[id] || (ELS[id] = {id: id, value: "", hidden: false, textContent: "", innerHTML: "", dataset: {},
+                                addEventListener() {}});
+}
+globalThis.window = globalThis;
+globalThis.document = {getElementById: (id) => id === "pdp-data" ? {textContent: DATA} : el(id)};
+"""
+
+
+@needs_node
+def test_the_page_shows_each_persons_bound_rounded_up(tmp_path):
+    """The page's whole script in node (a minimal DOM): the form's result shows every bound, factor and the
+    guarantee rounded up to its 3 digits, never below the number computed."""
+    rel = _release()
+    html = privacy_page(rel)
+    data = re.search(r'id="pdp-data">(.*?)</script>', html, re.S).group(1)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(24, 3)) * rng.uniform(0.05, 1.0, size=(24, 1))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    labels = ["yes" if v > 0 else "no" for v in rng.normal(size=24)]
+    run = f"const DATA = {json.dumps(data)};\n" + _DOM + _script(html) + f"""
+const out = {json.dumps([[x.tolist(), lab] for x, lab in zip(X, labels, strict=True)])}.map(([x, lab]) => {{
+  x.forEach((v, j) => {{ el("f" + j).value = String(v); }});
+  el("label").value = lab;
+  PDP_PAGE.compute();
+  return [el("result").innerHTML, Number(el("result").dataset.epsilon)];
+}});
+console.log(JSON.stringify(out));"""
+    results = _node(run, tmp_path)
+    total = rel.guarantee.epsilon
+    rep = rel.privacy_report
+    nearest_went_down = 0
+    for (text, eps), x, lab in zip(results, X, labels, strict=True):
+        want = rep.epsilon_bound(encode_record(rel, x), 1.0 if lab == "yes" else -1.0)
+        assert abs(eps - want) <= 1e-9 * want
+        shown = re.search(r"Your privacy loss: at most (\S+)</p>", text).group(1)
+        factor = re.search(r"at most a factor (\S+)\. Everybody", text).group(1)
+        g_shown, g_factor = re.search(r"covered by the guarantee (\S+) \(a factor (\S+)\)", text).groups()
+        title = re.search(r"Your bound (\S+) beside the guarantee (\S+) that", text).groups()
+        for s, v in ((shown, eps), (factor, math.exp(eps)), (g_shown, total), (g_factor, math.exp(total)),
+                     (title[0], eps), (title[1], total)):
+            assert float(s) == ceil_sig(v, 3) >= v, (s, v)
+        nearest_went_down += float(f"{eps:.3g}") < eps
+    assert nearest_went_down > 0, "no bound where nearest rounding goes down: the test would not test"
+
+
+# ------------------------------------------------------------------ a release drawn from a seed
+def _seeded(rel, value):
+    """``rel`` with ``seeded=value``: through the dataclass field when Release has it, else set on a copy."""
+    if "seeded" in {f.name for f in dataclasses.fields(rel)}:
+        return dataclasses.replace(rel, seeded=value)
+    out = copy.copy(rel)
+    object.__setattr__(out, "seeded", value)
+    return out
+
+
+def test_a_seeded_release_says_so_beside_the_guarantee():
+    assert _SEEDED_NOTICE == "Reproducible from a seed: this release is private only while the seed stays secret."
+    rel = _release()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # verify() warns about a seeded release; the page shows it instead
+        seeded = privacy_page(_seeded(rel, True))
+        seeded_json = privacy_page(_seeded(rel, True).to_json()) if hasattr(rel, "seeded") else seeded
+    for html in (seeded, seeded_json):
+        notice = f'<p class="alert" id="seeded" role="note">{_SEEDED_NOTICE}</p>'
+        assert html.count(_SEEDED_NOTICE) == 1 and notice in html
+        # near the guarantee: right after the guarantee's words, before the report's section
+        box = html.index('<p class="box">Whoever you are')
+        assert box < html.index(notice) < html.index("<h2>The privacy report, as published</h2>")
+    for value in (False, None):
+        assert _SEEDED_NOTICE not in privacy_page(_seeded(rel, value))

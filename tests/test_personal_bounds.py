@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pdpkit._display import fmt_up
 from pdpkit.objpert import objpert_fit
 from pdpkit.report import PersonalBounds, privacy_report
 
@@ -116,6 +117,43 @@ def test_personal_bounds_is_readable_and_behaves_as_an_array():
     assert "probability at least 95%" in text and "factor" in text and "1.25" in text
     one = rep.bounds(T[0], y[0]).summary()
     assert "this person's privacy loss from the published model is at most" in one
-    assert f"{want[0]:.3g}" in one and f"{np.exp(want[0]):.3g}" in one
+    assert f"at most {fmt_up(want[0], 3)}," in one and f"factor {fmt_up(np.exp(want[0]), 3)}." in one
     assert "PersonalBounds(5 people" in repr(res) and "adaptive" in repr(res)
     assert "whatever their label" in rep.bounds(T[0]).summary()
+
+
+def _bounds(eps, **kw) -> PersonalBounds:
+    return PersonalBounds(epsilon=eps, label_known=np.ones(len(eps), bool), rho=0.05, method="adaptive", **kw)
+
+
+def test_every_displayed_bound_is_rounded_up():
+    """Values where round-to-nearest goes down: each display must show the digits above, the numbers stay exact."""
+    guarantee = dict(total_epsilon=1.12341, total_delta=1.0001e-6, report_epsilon=0.50001, report_delta=1e-6)
+    one = _bounds([0.37241], **guarantee)
+    assert (f"{0.37241:.3g}", f"{np.exp(0.37241):.3g}") == ("0.372", "1.45")  # what nearest rounding showed
+    text = one.summary()
+    assert "at most 0.373," in text and "at most a factor 1.46." in text
+    assert "(epsilon, delta) = (1.13, 1.1e-06)" in text and "the report took (0.501, 1e-06)" in text
+    assert "total guarantee (1.124, 1.01e-06)-DP" in repr(one) and "epsilon <= [0.3725] nats" in repr(one)
+
+    many = _bounds([0.37241, 0.12341, 2.00001, 0.0012341], **guarantee, index=list("abcd"))
+    text = many.summary()
+    # median (0.12341 + 0.37241) / 2 = 0.24791; factors e^0.0012341 = 1.001235 and e^2.00001 = 7.38913
+    assert "(median 0.248, largest 2.01, smallest 0.00124)" in text and "between 1.01 and 7.39." in text
+    assert "epsilon <= [0.3725, 0.1235, 2.001, 0.001235] nats" in repr(many)
+    html = many._repr_html_()
+    for shown in ("<td>0.3725</td>", "<td>1.452</td>", "<td>2.001</td>", "<td>0.001235</td>", "<td>1.002</td>"):
+        assert shown in html
+    frame = many.to_frame()  # numbers, not strings: exact
+    assert frame["epsilon_bound"].tolist() == [0.37241, 0.12341, 2.00001, 0.0012341]
+    np.testing.assert_array_equal(frame["factor"], np.exp(many.epsilon))
+
+
+def test_a_long_repr_rounds_every_shown_bound_up():
+    eps = np.linspace(0.0, 1.0, 20) + 1e-9
+    shown = repr(_bounds(eps)).split("epsilon <= [", 1)[1].split("]", 1)[0].split(", ")
+    assert shown[3] == "..." and len(shown) == 7
+    kept = np.concatenate([eps[:3], eps[-3:]])
+    values = [float(v) for v in shown[:3] + shown[4:]]
+    assert values == [float(fmt_up(v, 4)) for v in kept] and all(v >= e for v, e in zip(values, kept, strict=True))
+    assert shown[-1] == "1.001"  # 1 + 1e-9 is above 1: never shown as 1

@@ -20,6 +20,7 @@ import time
 import numpy as np
 import pytest
 
+from pdpkit._display import ceil_sig
 from pdpkit.objpert import objpert_fit
 from pdpkit.page import encode_record, privacy_page
 from pdpkit.release import objpert_release
@@ -294,6 +295,42 @@ def test_records_with_categories_through_the_schema(browser, loss, handle):
             assert abs(float(page.get_attribute("#result", "data-epsilon")) - want[i]) <= RTOL * want[i]
         assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         REPORT["max_rel_error_schema"] = max(REPORT.get("max_rel_error_schema", 0.0), err)
+        assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+#: Values where round-to-nearest goes down, powers of ten and their neighbours, subnormals, the largest float.
+EDGES = [0.37541, 0.37547, 1.00049, 9.99949, 2.0000001e-6, 123401.0, 0.00012341, 0.07, 0.1, 0.3, 1.0, 1e-6,
+         0.1 + 0.2, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e21, 0.00099999,
+         float(np.nextafter(1.0, 2.0)), float(np.nextafter(1.0, 0.0)), float(np.nextafter(0.001, 1.0))]
+
+
+def test_displayed_numbers_are_rounded_up(browser):
+    """Chromium runs the page's ceilSig as pdpkit._display.ceil_sig does (bit for bit on the edge values), and the
+    form shows a person's bound, its factor and the guarantee rounded up to their 3 digits."""
+    rel = _release("logistic", "adaptive", True)
+    ctx, page, errors, requests = _open(browser, privacy_page(rel))
+    try:
+        cases = [(x, k) for x in EDGES for k in (1, 2, 3, 4, 15, 17)]
+        got = page.evaluate("cs => cs.map(([s, k]) => { const v = PDP_FMT.ceilSig(Number(s), k); "
+                            "return isFinite(v) ? v : String(v); })", [[repr(x), k] for x, k in cases])
+        assert [float(g) for g in got] == [ceil_sig(x, k) for x, k in cases]
+        assert page.evaluate("[PDP_FMT.fmtUp(0.37547, 3), PDP_FMT.fmtUp(0.37541, 4)]") == ["0.376", "0.3755"]
+        X = _records(np.random.default_rng(9), 6, rel.theta.shape[0] - 1)
+        total = rel.guarantee.epsilon
+        for x in X:
+            for j, v in enumerate(x):
+                page.fill(f"#f{j}", repr(float(v)))
+            page.select_option("#label", "yes")
+            page.click("button[type=submit]")
+            eps = float(page.get_attribute("#result", "data-epsilon"))
+            text = page.inner_text("#result")
+            shown = re.search(r"Your privacy loss: at most (\S+)\n", text + "\n").group(1)
+            factor = re.search(r"at most a factor (\S+)\. Everybody", text).group(1)
+            g_shown, g_factor = re.search(r"covered by the guarantee (\S+) \(a factor (\S+)\)", text).groups()
+            for s, v in ((shown, eps), (factor, np.exp(eps)), (g_shown, total), (g_factor, np.exp(total))):
+                assert float(s) == ceil_sig(float(v), 3) >= v, (s, v)
         assert not errors and not requests
     finally:
         ctx.close()

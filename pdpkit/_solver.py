@@ -137,6 +137,18 @@ def _as_rows(X: Any) -> _Rows:
     return _Rows(np.asarray(X))
 
 
+#: How a curator finds the rows a refusal is about: the messages of a fit name no row, value or
+#: count of the data (they would be statistics of it); this explicitly non-private diagnostic does.
+FIND_ROWS = "pdpkit.check.check_nonprivate (or `pdpkit check` on a CSV) names the rows, for the curator only"
+
+
+def row_beyond_bound_message(name: str, R: float) -> str:
+    """The refusal of a row beyond ``norm_bound``: the same text whichever rows, and however many, are beyond."""
+    return (f"{name} has a row whose Euclidean norm exceeds norm_bound={R:g}; the guarantee needs every row inside "
+            f"the ball: rescale the features from public bounds, raise norm_bound, or pass row_norm='clip'; "
+            f"{FIND_ROWS}")
+
+
 #: The row checks of no rows: (finite, largest squared norm, its row), (first row beyond, its norm, count).
 _NO_ROW_CHECKS = ((True, -1.0, -1), (-1, 0.0, 0))
 
@@ -187,13 +199,11 @@ def _settle_row_checks(rows: _Rows, res: tuple | None) -> None:
     """Raise for a row map's failed deferred checks (a row beyond its bound, a non-finite value); else keep them."""
     _limit, name, R = rows._pending
     rows._pending = None
-    stats, (i, norm, count) = _NO_ROW_CHECKS if res is None else res
+    stats, (i, _norm, _count) = _NO_ROW_CHECKS if res is None else res
     if i >= 0:
-        raise ValueError(f"row {i} of {name} has Euclidean norm {norm:.6g} > norm_bound={R:g} "
-                         f"({count} such rows); the guarantee needs every row inside the ball: "
-                         f"rescale the features, raise norm_bound, or pass row_norm='clip'")
+        raise ValueError(row_beyond_bound_message(name, R))
     if not stats[0]:
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
+        raise ValueError(f"{name} must be finite (no NaN or inf); {FIND_ROWS}")
     rows._x_checked = stats
 
 
@@ -395,10 +405,6 @@ def _comb_check(a: tuple, b: tuple) -> tuple:
     return (a[0] and b[0], best[1], best[2])
 
 
-def _k_count_over(Xe: np.ndarray, yc: Any, off: int, limit2: float) -> int:
-    return int(np.count_nonzero(np.einsum("ij,ij->i", Xe, Xe) > limit2))
-
-
 def _label_error(yc: np.ndarray, loss: GLMLoss, yname: str) -> list:
     """[the message of ``loss.check_labels`` on a block of labels], or [] when they are valid."""
     try:
@@ -507,9 +513,7 @@ def _check_norm_bound(X: Any, norm_bound: Any, xname: str = "X", stats: tuple | 
             stats = _map_reduce(rows, None, _k_check, (None, "y"), combine=_comb_check)
         worst = float(np.sqrt(stats[1]))
         if worst > R * (1.0 + 1e-12):
-            over = int(_map_reduce(rows, None, _k_count_over, ((R * (1.0 + 1e-12)) ** 2,)))
-            raise ValueError(f"every row of {xname} must have Euclidean norm <= norm_bound={R:g}; row {stats[2]} has "
-                             f"norm {worst:.12g} (the largest; {over} row(s) exceed the bound)")
+            raise ValueError(row_beyond_bound_message(xname, R))
     return R
 
 
@@ -582,7 +586,59 @@ def _chol_lower(H_upper: np.ndarray) -> np.ndarray:
 
 
 class _NoConvergence(RuntimeError):
-    pass
+    """The solver stopped above its tolerance; ``theta``: its last iterate when it ran out of iterations."""
+
+    def __init__(self, message: str, theta: np.ndarray | None = None) -> None:
+        super().__init__(message)
+        self.theta = theta
+
+
+#: Iterations of the fast Newton phase (warm start, sub-sampled Hessians, chord steps, inexact
+#: conjugate gradients) before :func:`_solve` continues with plain damped Newton, whose
+#: iteration count is bounded by :func:`_proven_newton_budget`. A fit never fails for lack of
+#: iterations: how many it takes depends on the data, whether it succeeds does not.
+_FAST_ITER = 200
+#: Armijo's constant and the backtracking factor of the line search (Boyd & Vandenberghe's α, β).
+_ARMIJO = 1e-4
+_BACKTRACK = 0.5
+#: Consecutive plain-Newton steps taken on the rounding rule without halving the gradient that
+#: mean float64's floor has been reached (the iteration cannot make progress there).
+_FLOOR_STEPS = 8
+
+
+def _proven_newton_budget(F0: float, b: np.ndarray, lam: float, c: float, r_max: float, n: int, beta: float,
+                          grad_tol: float) -> int:
+    r"""Iterations that provably suffice for plain damped Newton from objective value ``F0`` to reach ``grad_tol``.
+
+    The perturbed objective :math:`F(\theta) = \sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2
+    + b^\top\theta` of a loss with :math:`|f'''| \le c f''` (quasi-self-concordance, Asi, Duchi &
+    Talwar, §2.1) on rows of norm at most :math:`r` is self-concordant with constant
+    :math:`M = c r/\sqrt\lambda`: :math:`|D^3F[u,u,u]| \le c\,r\|u\|\,u^\top\nabla^2F u \le
+    M (u^\top\nabla^2 F u)^{3/2}`, as :math:`\nabla^2F \succeq \lambda I`. So :math:`(M^2/4) F` is
+    standard self-concordant, and Newton's method with a backtracking line search (Armijo
+    constant :math:`\alpha`, factor :math:`\beta_{\rm bt}`) needs at most
+    :math:`(M^2/4)(F_0 - F^*)/\gamma + \log_2\log_2(4/\epsilon)` iterations,
+    :math:`\gamma = \alpha\beta_{\rm bt}\eta^2/(1+\eta)`, :math:`\eta = (1-2\alpha)/4` (Boyd &
+    Vandenberghe 2004, §9.6.4; the Newton step and Armijo's test are invariant under scaling
+    :math:`F`), to bring the scaled Newton decrement's square below :math:`\epsilon`. With
+    :math:`f \ge 0` (every pdpkit loss), :math:`F^* \ge -\|b\|^2/(2\lambda)`. The gradient's norm
+    is at most :math:`\sqrt{\lambda_{\max}(\nabla^2F)}` times the unscaled decrement, and
+    :math:`\lambda_{\max} \le n\beta r^2 + \lambda`, which fixes :math:`\epsilon` for ``grad_tol``.
+    The result is doubled and padded (a margin for floating point): a proof that the iteration
+    ends, far above the iterations a fit takes, never a limit a fit meets.
+    """
+    if not (math.isfinite(c) and c >= 0 and math.isfinite(F0)):
+        return 1 << 62
+    M2 = (c * r_max) ** 2 / lam
+    eta = (1.0 - 2.0 * _ARMIJO) / 4.0
+    gamma = _ARMIJO * _BACKTRACK * eta * eta / (1.0 + eta)
+    gap = max(F0 + float(b @ b) / (2.0 * lam), 0.0)
+    damped = 0.25 * M2 * gap / gamma
+    lam_max = n * beta * r_max * r_max + lam
+    eps = 0.25 * M2 * grad_tol * grad_tol / lam_max
+    quad = math.log2(max(math.log2(4.0 / eps), 1.0)) if 0.0 < eps < 4.0 else 0.0
+    total = 2.0 * (damped + quad) + 16.0
+    return int(min(total, float(1 << 62)))
 
 
 # ------------------------------------------------------------ one pass: value, gradient, Hessian
@@ -709,7 +765,7 @@ _CHORD_DRIFT = 0.05  # keep a factorization while the margins have moved by less
 
 
 def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.0, theta0=None, warm_move=None,
-                 certify_tol=None, cert_out=None, g_ref=None, g_ref_out=None):
+                 certify_tol=None, cert_out=None, g_ref=None, g_ref_out=None, plain=False, r_max=None):
     r"""Damped Newton with backtracking (Armijo) on :math:`w\sum_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`.
 
     Every evaluation is one pass over the rows (:func:`_evaluate`: objective, gradient and,
@@ -740,14 +796,20 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     and that the line search accepts whatever the objective's value is evaluated by
     :func:`_certified_gradient` instead of a plain pass; when it certifies ``certify_tol``, the
     iteration ends there and ``(g, err)`` is appended to ``cert_out`` (one pass saved).
+
+    ``plain=True``: damped Newton as :func:`_proven_newton_budget` analyses it — an exact
+    Hessian (or conjugate gradients run to a residual of 1e-10 of the gradient) at every
+    step, no warm start, no sub-sampled Hessian, no reused factorization. ``max_iter=None``
+    (plain only): the proven budget from the first objective value (``r_max``: the rows'
+    largest norm). Running out of iterations raises ``_NoConvergence`` carrying the last iterate.
     """
     n, d = rows.shape
     c = loss.self_concordance if math.isfinite(loss.self_concordance) else math.inf
     m_sub = n // _SUB_FRACTION
-    use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf
+    use_sub = method == "newton" and m_sub >= _SUB_MIN_ROWS_PER_DIM * d and 0 < c < math.inf and not plain
     # Newton-CG is warm-started the same way (no sub-sampled Hessians: its products are exact)
     warm = use_sub or (method == "newton-cg" and m_sub >= _WARM_CG_ROWS_PER_DIM * d and 0 < c < math.inf
-                       and warm_move is None)
+                       and warm_move is None and not plain)
     if use_sub or warm:
         rows_sub, sl = rows.head_or_every(_SUB_FRACTION)
         y_sub = y[sl]
@@ -792,7 +854,12 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
     g_ref = max(gnorm if g_ref is None else max(g_ref, gnorm), 1e-300)
     if g_ref_out is not None:
         g_ref_out.append(g_ref)
+    if max_iter is None:
+        if not plain:  # pragma: no cover - a guard: only plain Newton has a proven budget
+            raise ValueError("max_iter=None needs plain=True")
+        max_iter = _proven_newton_budget(F, b, lam, c, float(r_max), n, loss.smoothness, grad_tol)
     n_iter = 0
+    floor_steps = 0
     sub = use_sub
     factor = None
     drift = math.inf
@@ -802,7 +869,7 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         if n_iter >= max_iter:
             raise _NoConvergence(
                 f"the solver did not reach its gradient tolerance in max_iter={max_iter} Newton iterations; "
-                "increase max_iter, lam or grad_tol")
+                "increase max_iter, lam or grad_tol", theta=theta)
         n_iter += 1
         if method == "newton":
             if sub:
@@ -832,7 +899,10 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                 forcing = 0.5 * grad_tol
             elif remainder < math.inf:
                 forcing = max(forcing, remainder)
+            if plain:  # Newton's own direction, to the precision float64 gives conjugate gradients
+                forcing = min(forcing, 1e-10 * gnorm)
             p, resid = _cg_direction(rows, y, loss, theta, weight, lam, g, g_ref=g_ref, precond=precond,
+                                     max_cg=2 * d if plain else None,
                                      curv=None if curv is None else curv[0], forcing=forcing,
                                      zp=None if inc is None else inc[0], u=None if inc is None else inc[1])
         gtp = float(g @ p)
@@ -867,15 +937,24 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
                                                                 p_move, curv_out=curv)
             # Armijo; when the predicted decrease is below the objective's rounding error the
             # comparison is meaningless and the full Newton step is taken.
-            if F_new <= F + 1e-4 * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
+            if F_new <= F + _ARMIJO * step * gtp or (step == 1.0 and -gtp <= 64 * _EPS * Fscale):
                 break
-            step *= 0.5
+            step *= _BACKTRACK
             if step < 1e-12:
                 raise _NoConvergence(
                     "the solver's line search stalled above its gradient tolerance (the tolerance is below "
                     "what float64 resolves for this problem); increase grad_tol or lam")
+        at_rounding = abs(F - F_new) <= 64 * _EPS * max(Fscale, Fscale_new)  # F moved by rounding only
         theta, F, Fscale, g, H = th_new, F_new, Fscale_new, g_new, H_new
         gnorm_new = float(np.linalg.norm(g))
+        if plain:
+            # In exact arithmetic every step of plain Newton decreases F (Armijo) and the budget is
+            # proven; in float64, steps that move F by rounding only and no longer halve the gradient
+            # mean the tolerance is below what float64 resolves for this problem: a floor, not a cap.
+            floor_steps = floor_steps + 1 if (at_rounding and gnorm_new > 0.5 * gnorm) else 0
+            if floor_steps >= _FLOOR_STEPS:
+                raise _NoConvergence("the solver's gradient stalled above its tolerance at the resolution of double "
+                                     "precision for this problem; increase grad_tol or lam")
         if method == "newton-cg" and step == 1.0 and gnorm > 0:
             # g(theta + p) = g + H p + remainder, and g + H p = -(CG's residual)
             k_nl = float(np.linalg.norm(g + resid)) / (gnorm * gnorm)
@@ -890,6 +969,8 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
             drift += move
             if step < 1.0 or ratio > 0.25:
                 drift = math.inf  # refresh the factorization at the next step
+        if plain:
+            drift = math.inf  # an exact Hessian at every step
         forced = drift > _CHORD_DRIFT
     return theta, gnorm, n_iter, H
 
@@ -1270,6 +1351,26 @@ def _auto_method(loss: GLMLoss, n: int, d: int) -> str:
     return "newton" if hessians <= _CG_PASSES and d <= _NEWTON_MAX_D else "newton-cg"
 
 
+def _newton_until(rows, y, loss, lam, b, target, method, theta0, certify_tol, cert):
+    """The fast Newton phase for :data:`_FAST_ITER` iterations, then plain damped Newton to ``target``.
+
+    The plain phase has a proven iteration budget (:func:`_proven_newton_budget`, from the
+    objective where it starts), so the iteration ends at ``target`` whatever the data: no
+    fit fails for lack of iterations.
+    """
+    try:
+        return _newton_rows(rows, y, loss, lam, b, target, _FAST_ITER, method, theta0=theta0,
+                            certify_tol=certify_tol, cert_out=cert)
+    except _NoConvergence as exc:
+        if exc.theta is None:
+            raise
+        start = exc.theta
+    r_max = math.sqrt(max(_map_reduce(rows, None, _k_check, (None, "y"), combine=_comb_check)[1], 0.0))
+    theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, None, method, theta0=start,
+                                       certify_tol=certify_tol, cert_out=cert, plain=True, r_max=r_max)
+    return theta, gnorm, _FAST_ITER + it, H
+
+
 def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, certify=True):
     r"""Minimize :math:`J(\theta; D) + b^\top\theta` until :math:`\|\nabla J + b\| \le` ``grad_tol`` (absolute).
 
@@ -1279,6 +1380,7 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
     bound is at most ``grad_tol``. The iteration aims at half the tolerance, then certifies;
     if rounding alone would exceed half of it, ``RuntimeError`` asks for a larger
     ``grad_tol`` (the message holds no number computed from the data).
+    ``max_iter=None``: no iteration limit that depends on the data (:func:`_newton_until`).
     """
     rows = _as_rows(X)
     n, d = rows.shape
@@ -1298,9 +1400,13 @@ def _solve(X, y, loss, lam, b, grad_tol, max_iter, method, want_hessian=True, ce
                 theta, gnorm, H = _closed_form_squared(rows, y, loss, lam, b, target, theta0=theta)
             else:
                 cert: list = []
-                theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, max(1, max_iter - n_iter), method,
-                                                   theta0=theta, certify_tol=grad_tol if certify else None,
-                                                   cert_out=cert)
+                if max_iter is None:
+                    theta, gnorm, it, H = _newton_until(rows, y, loss, lam, b, target, method, theta,
+                                                        grad_tol if certify else None, cert)
+                else:
+                    theta, gnorm, it, H = _newton_rows(rows, y, loss, lam, b, target, max(1, max_iter - n_iter),
+                                                       method, theta0=theta,
+                                                       certify_tol=grad_tol if certify else None, cert_out=cert)
                 n_iter += it
             if not certify:
                 break

@@ -76,7 +76,7 @@ from ._solver import (
     _solve,
 )
 from ._validation import _HASH_MULT
-from .losses import GLMLoss
+from .losses import GLMLoss, Squared
 
 __all__ = [
     "ObjPertResult",
@@ -303,7 +303,7 @@ _NO_TOL = object()
 def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigma: float,
                 rng: int | np.random.Generator | None = None, b: ArrayLike | None = None,
                 grad_tol: float = DEFAULT_GRAD_TOL, sigma_out: float | None = None,
-                max_iter: int = 200, method: str = "auto", norm_bound: float | None = 1.0,
+                max_iter: int | None = None, method: str = "auto", norm_bound: float | None = 1.0,
                 keep_hessian: bool = False, tol: Any = _NO_TOL) -> ObjPertResult:
     r"""Objective perturbation: :math:`\hat\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
 
@@ -362,8 +362,14 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
         Scale of the output noise (> 0); ``None``: :func:`default_sigma_out`, i.e.
         μ = :data:`DEFAULT_OUTPUT_MU`. Drawn from a stream spawned from ``rng``, so the draws
         of ``rng`` itself are those of ``b`` alone.
-    max_iter : int
-        Maximum number of Newton iterations.
+    max_iter : int or None
+        ``None`` (default): no limit that depends on the data. The fast Newton phase gets
+        :data:`pdpkit._solver._FAST_ITER` iterations, then plain damped Newton continues with a
+        budget that provably suffices (self-concordance of the perturbed objective, Boyd &
+        Vandenberghe §9.6.4): whether a fit succeeds never depends on a record (how many
+        iterations it takes does, and is not released). An integer caps the iterations; a fit
+        that reaches the cap raises ``RuntimeError`` — whether it does depends on the data, so
+        a cap is for experiments on the solver, never for a release.
     method : {"auto", "newton", "newton-cg", "closed-form"}
         ``"auto"``: closed form for the squared loss; otherwise chosen by cost: full Newton
         while a Hessian (:math:`nd^2` flops) costs less than the Hessian-vector passes of
@@ -373,7 +379,8 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
         :math:`10^{-12}` for rounding) — the assumption of every DP guarantee of ObjPert
         (:func:`objpert_epsilon_classic`, :mod:`pdpkit.accounting`, with ``L`` and ``beta``
         for rows of norm at most ``norm_bound``). Default 1. A row beyond it raises
-        ``ValueError`` naming the row index and its norm. ``None`` skips the check and must be
+        ``ValueError`` (naming no row, value or count: :func:`pdpkit.check.check_nonprivate`
+        finds it). ``None`` skips the check and must be
         asked for explicitly; the result then records ``norm_bound=None`` and carries no
         guarantee.
     keep_hessian : bool
@@ -404,7 +411,11 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     grad_tol = _scalar(grad_tol, "grad_tol")
     sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam) if sigma_out is None else _scalar(sigma_out,
                                                                                                  "sigma_out")
-    max_iter = check_int_at_least(max_iter, "max_iter", 1)
+    if max_iter is not None:
+        max_iter = check_int_at_least(max_iter, "max_iter", 1)
+    elif not (math.isfinite(loss.self_concordance) or isinstance(loss, Squared)):
+        raise ValueError(f"loss {loss.name!r} has no finite self-concordance constant, so no iteration budget is "
+                         "proven for it: give max_iter (a cap whose failure depends on the data: not for a release)")
     if norm_bound is not None:
         norm_bound = _check_norm_bound(X, norm_bound, stats=stats)
     gen = as_generator(rng)

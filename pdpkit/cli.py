@@ -4,7 +4,7 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
 
     pdpkit schema DATA.csv [--label COL] [--ignore id,...] [--max-categories K]
                   [--label-kind categorical|numeric] --out SCHEMA.json
-    pdpkit fit DATA.csv (--label COL | --schema SCHEMA.json) --epsilon E --delta D
+    pdpkit fit DATA.csv (--label COL [--classes A,B,...] | --schema SCHEMA.json) --epsilon E --delta D
                [--features a,b,... | --drop id,...]
                [--loss logistic|huber|robust_log] [--norm-bound R] [--row-norm raise|clip]
                [--no-intercept] [--report METHOD --report-epsilon E2 --report-delta D2]
@@ -13,10 +13,15 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
     pdpkit report RELEASE.json TARGETS.csv --label COL [--schema SCHEMA.json]
                   --out REPORT.csv [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv [--schema SCHEMA.json] --out PRED.csv
+    pdpkit check DATA.csv [--schema SCHEMA.json] [--label COL] [--classes A,B,...] [--norm-bound R]
+                 [--row-norm raise|clip] [--features a,b,... | --drop id,...] [--delta D]
     pdpkit --version
 
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``: a
-categorical label, any strings) or :class:`pdpkit.estimators.ObjPertRegressor`
+categorical label whose public classes are ``--classes`` or the schema's label domain —
+never read from the data, which would reveal who is in it; a logistic fit without them is
+refused before any data row is read; cells are compared with the classes as text, so ``1``
+and ``1.0`` are different classes) or :class:`pdpkit.estimators.ObjPertRegressor`
 (``huber``/``robust_log``: a numeric label) and writes the publishable release
 (:class:`pdpkit.release.Release`: the private coefficients, the public parameters, the
 guarantee and, with ``--report``, the report's noisy statistics) as JSON. ``report``
@@ -41,9 +46,18 @@ as the schema's ``handle_missing`` says.
 ``pdpkit.accountant.PrivacyAccountant`` that the fit (and its report) is charged to; a
 fit that would exceed the budget is refused before any noise is drawn.
 
-Bad input (a missing column, a non-number or NaN, a row beyond the norm bound under
-``raise``, a label outside the schema's domain) stops with a message naming the row and
-column and a non-zero exit, and writes no output file. CSV files are read by pandas as
+Bad input stops with a one-line message, exit status 2, and writes no output file. A
+problem of the header (a missing column) names the columns; a problem of the rows (a cell
+that is not a finite number, a row beyond the norm bound under ``raise``, a label outside
+the classes, a value outside the schema's domain, a row of another width, a byte that is
+not UTF-8) names only its kind and the public constraint — never a row, a value, a count or
+which column — so that the message is the same on neighbouring data sets, and ends with the
+``pdpkit check`` command that finds the rows. ``pdpkit check`` is that diagnostic: it reads
+the data as ``fit`` does and prints every row a fit would refuse, its column and value
+(rows numbered from 1, the header not counted), and the leak heuristics of
+:func:`pdpkit.check.leak_heuristics_nonprivate`. Its output is **not private**: it is for
+the curator, never to publish. ``fit --seed`` makes the release reproducible by anyone who
+knows the seed: it is private only while the seed stays secret, and ``fit`` says so. CSV files are read by pandas as
 UTF-8 (a byte-order mark is dropped; gzip-compressed files are read transparently); column
 names must be unique. Every output path is checked before any work starts (not an input
 file, not a directory, in an existing writable directory) and every output is written
@@ -68,6 +82,7 @@ import io
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import tempfile
@@ -79,12 +94,15 @@ from typing import IO, Any
 
 import numpy as np
 
+from ._display import fmt_up
+
 __all__ = ["main", "read_csv", "build_parser"]
 
 #: Cell texts that mean "missing" in a column read through a schema (unless in its domain).
 _NA_TEXT = ("", "NA", "N/A", "NaN", "nan", "null", "NULL")
-#: Characters of a cell shown in a message.
-_SHOW = 40
+#: The refusal of a logistic fit without public classes (before any data row is read).
+_NEED_CLASSES = ("--classes: give the public list of classes (e.g. --classes no,yes), or a --schema whose label is "
+                 "categorical; classes read from the data would reveal who is in it")
 
 
 
@@ -92,8 +110,24 @@ class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
-def _show(cell: str) -> str:
-    return repr(cell if len(cell) <= _SHOW else cell[:_SHOW] + "...")
+class _RowError(CLIError):
+    """A refusal of a file's rows: the kind of problem and the public constraint, never a row, value or count.
+
+    Its text is the same on neighbouring data sets (the offending record elsewhere, with another
+    value, one more or one fewer, in another column of the same kind). :func:`main` ends it with
+    the ``pdpkit check`` command that names the rows (non-private, for the curator); ``detail``
+    is what that command prints for a file it cannot read (it may name a line).
+    """
+
+    def __init__(self, path: str, text: str, *, detail: str | None = None) -> None:
+        self.path, self.text, self.detail = path, text, detail
+        super().__init__(f"{path}: {text}; {_find_rows([path])}")
+
+
+def _find_rows(check_argv: Sequence[str], before: str = "") -> str:
+    """How a refusal of the rows ends: the non-private command that names them."""
+    return (f"to find the rows, {before}run the non-private diagnostic (it names rows and values: for the curator "
+            f"only, never publish its output): {shlex.join(['pdpkit', 'check', *check_argv])}")
 
 
 # ------------------------------------------------------------------ reading
@@ -168,12 +202,14 @@ def _read_table(path: str) -> tuple[_Table, np.ndarray]:
                 starts.append(previous + 1)
                 previous = reader.line_num
         except csv.Error as exc:
-            raise CLIError(f"{path}: line {reader.line_num}: not a readable CSV ({exc})") from None
+            raise _RowError(path, "not a readable CSV (a quoted field is not closed, or a field is too large)",
+                            detail=f"line {reader.line_num}: not a readable CSV ({exc})") from None
         header = [h.strip() for h in rows[0]]
         body = [(r, ln) for r, ln in zip(rows[1:], starts[1:], strict=True) if any(c.strip() for c in r)]
-        for i, (r, _) in enumerate(body, start=1):
+        for i, (r, ln) in enumerate(body, start=1):
             if len(r) != len(header):
-                raise CLIError(f"{path}: row {i} has {len(r)} cells, the header has {len(header)}")
+                raise _RowError(path, f"a row has another number of cells than the header ({len(header)})",
+                                detail=f"row {i} (line {ln}) has {len(r)} cells, the header has {len(header)}")
         parsed = pd.DataFrame([r for r, _ in body], columns=range(len(header)), dtype=object)
         lines = np.array([ln for _, ln in body], dtype=np.int64)
         keep = None
@@ -188,16 +224,19 @@ def _read_table(path: str) -> tuple[_Table, np.ndarray]:
         wrong = np.flatnonzero(~blank & (cells != width))
         if wrong.size:
             k = int(wrong[0])
-            raise CLIError(f"{path}: row {int(np.count_nonzero(~blank[:k])) + 1} has {int(cells[k])} cells, "
-                           f"the header has {width}")
+            raise _RowError(path, f"a row has another number of cells than the header ({width})",
+                            detail=f"row {int(np.count_nonzero(~blank[:k])) + 1} (line {k + 2}) has {int(cells[k])} "
+                            f"cells, the header has {width}" + (f" ({wrong.size - 1} more such rows)"
+                                                                 if wrong.size > 1 else ""))
         try:  # numbers parsed in C (exactly as float() reads them); any other column as text
             raw = pd.read_csv(io.StringIO(text), header=None, skiprows=1, names=range(width), keep_default_na=False,
                               na_filter=False, skip_blank_lines=False, skipinitialspace=True, low_memory=False,
                               engine="c")
         except (pd.errors.ParserError, ValueError) as exc:
-            raise CLIError(f"{path}: not a readable CSV ({exc})") from None
+            raise _RowError(path, "not a readable CSV", detail=f"not a readable CSV ({exc})") from None
         if raw.shape[0] != len(physical) - 1:
-            raise CLIError(f"{path}: not a readable CSV (the lines and the parsed rows disagree)")
+            raise _RowError(path, "not a readable CSV (the lines and the parsed rows disagree)",
+                            detail="not a readable CSV (the lines and the parsed rows disagree)")
         keep = np.flatnonzero(~blank)
         parsed = raw if keep.size == raw.shape[0] else raw.iloc[keep].reset_index(drop=True)
         lines = keep.astype(np.int64) + 2
@@ -215,48 +254,61 @@ def _read_table(path: str) -> tuple[_Table, np.ndarray]:
         for name in header:
             too_long = np.flatnonzero(table[name].str.len().to_numpy() > limit)
             if too_long.size:
-                raise CLIError(f"{path}: line {int(lines[too_long[0]])}: not a readable CSV (field larger than "
-                               f"field limit ({limit}))")
+                raise _RowError(path, f"not a readable CSV (a field is larger than the CSV reader's limit of {limit} "
+                                "characters)", detail=f"line {int(lines[too_long[0]])}, column {name!r}: not a "
+                                f"readable CSV (field larger than field limit ({limit}))")
     return table, lines
 
 
-def _numeric(frame: Any, names: Sequence[str], path: str, *, missing_ok: bool = False) -> np.ndarray:
-    """The columns ``names`` as floats; NaN for a missing cell when ``missing_ok``.
+def _numeric_cells(frame: Any, name: str, *, missing_ok: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One column as floats (NaN where missing or not a number), the cells that are not numbers, not finite.
 
-    The first bad cell in row order (then column order) is a :class:`CLIError` naming the
-    row (1-based, blank rows not counted) and the column: not a number, or not finite.
+    A cell is missing (with ``missing_ok``) when its text is one of :data:`_NA_TEXT`; ``nan``
+    (any case, signed) and infinities are not finite.
     """
     import pandas as pd
 
     n = frame.shape[0]
+    fast = frame.numbers(name) if isinstance(frame, _Table) else None
+    if fast is not None and np.all(np.isfinite(fast)):
+        return fast, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    s = frame[name]
+    v = np.array(pd.to_numeric(s, errors="coerce"), dtype=float) if n else np.empty(0)
+    nan = np.flatnonzero(np.isnan(v))  # only these cells are looked at as text (few, or an error)
+    missing = np.zeros(n, dtype=bool)
+    text_nan = np.zeros(n, dtype=bool)
+    if nan.size:
+        cells = s.iloc[nan]
+        if missing_ok:
+            missing[nan] = cells.isin(_NA_TEXT).to_numpy()
+        text_nan[nan] = cells.str.lower().isin(("nan", "+nan", "-nan")).to_numpy()
+    not_number = np.isnan(v) & ~text_nan & ~missing
+    not_finite = (np.isinf(v) | text_nan) & ~missing
+    v[missing] = np.nan
+    return v, not_number, not_finite
+
+
+def _numeric(frame: Any, names: Sequence[str], path: str, *, missing_ok: bool = False,
+             what: str = "numeric feature") -> np.ndarray:
+    """The columns ``names`` as floats; NaN for a missing cell when ``missing_ok``.
+
+    A cell that is not a number, then one that is not finite, anywhere in these columns, is a
+    :class:`_RowError` naming the kind of problem only (``what``: ``"numeric feature"`` or
+    ``"label"``): not the row, the column or the value, so that the text does not depend on
+    which records are bad. ``pdpkit check`` names them.
+    """
+    n = frame.shape[0]
     X = np.empty((n, len(names)))
-    first_row, message = n, ""
+    not_number = not_finite = False
     for j, name in enumerate(names):
-        fast = frame.numbers(name) if isinstance(frame, _Table) else None
-        if fast is not None and np.all(np.isfinite(fast)):
-            X[:, j] = fast
-            continue
-        s = frame[name]
-        v = np.array(pd.to_numeric(s, errors="coerce"), dtype=float) if n else np.empty(0)
-        nan = np.flatnonzero(np.isnan(v))  # only these cells are looked at as text (few, or an error)
-        missing = np.zeros(n, dtype=bool)
-        text_nan = np.zeros(n, dtype=bool)
-        if nan.size:
-            cells = s.iloc[nan]
-            if missing_ok:
-                missing[nan] = cells.isin(_NA_TEXT).to_numpy()
-            text_nan[nan] = cells.str.lower().isin(("nan", "+nan", "-nan")).to_numpy()
-        not_number = np.isnan(v) & ~text_nan & ~missing
-        not_finite = (np.isinf(v) | text_nan) & ~missing
-        for bad, what in ((not_number, "is not a number"), (not_finite, "is not finite")):
-            if np.any(bad):
-                i = int(np.argmax(bad))
-                if i < first_row:
-                    first_row, message = i, f"row {i + 1}, column {name!r}: {_show(s.iloc[i])} {what}"
-        v[missing] = np.nan
-        X[:, j] = v
-    if message:
-        raise CLIError(f"{path}: {message}")
+        X[:, j], bad_number, bad_finite = _numeric_cells(frame, name, missing_ok=missing_ok)
+        not_number = not_number or bool(np.any(bad_number))
+        not_finite = not_finite or bool(np.any(bad_finite))
+    if not_number:
+        raise _RowError(path, f"a {what} cell is not a number (" + ("text where the column needs a number)"
+                                                                    if missing_ok else "text, or an empty cell)"))
+    if not_finite:
+        raise _RowError(path, f"a {what} cell is not a finite number (NaN or infinity)")
     return X
 
 
@@ -284,9 +336,9 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
     names : list of str
         The feature columns' names.
 
-    A missing column, an empty or non-numeric cell, NaN or infinity raises a ``CLIError``
-    naming the file, the row (1-based data row, as a spreadsheet shows it less the header)
-    and the column.
+    A missing column raises a ``CLIError`` naming the file and the column; an empty or
+    non-numeric cell, NaN or infinity one naming the file and the kind of problem only (not
+    the row, the column or the value: ``pdpkit check PATH`` names them, non-privately).
     """
     frame, _ = _read_table(path)
     header = list(frame.columns)
@@ -310,10 +362,10 @@ def read_csv(path: str, *, label: str | None, feature_names: Sequence[str] | Non
 
 
 def _label_text(frame: Any, label: str, path: str) -> np.ndarray:
+    """The label column's cells as text; an empty cell is refused (naming the column, not the row)."""
     y = frame[label].to_numpy(dtype=object)
-    empty = y == ""
-    if np.any(empty):
-        raise CLIError(f"{path}: row {int(np.argmax(empty)) + 1}, column {label!r}: empty label")
+    if np.any(y == ""):
+        raise _RowError(path, f"a label cell is empty (column {label!r})")
     return y
 
 
@@ -335,34 +387,46 @@ def _read_text(path: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise CLIError(f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8; the file must be "
-                       "UTF-8 encoded (convert it, e.g. iconv -f latin1 -t utf-8)") from None
+        raise _RowError(path, "a byte is not UTF-8; the file must be UTF-8 encoded (convert it, e.g. iconv -f latin1 "
+                        "-t utf-8)", detail=f"line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8") from None
 
 
-def _labels_for(loss: str, y: np.ndarray, path: str, label: str) -> np.ndarray:
+def _labels_for(loss: str, y: np.ndarray, path: str, label: str, classes: Sequence[str] | None = None) -> np.ndarray:
+    """The labels of a fit: text among the public ``classes`` (logistic), or numbers (the other losses)."""
     if loss == "logistic":
-        values = sorted(set(y.tolist()))
-        if len(values) != 2:
-            raise CLIError(f"{path}: column {label!r} must hold exactly two label values for --loss logistic; "
-                           f"found {len(values)}: {', '.join(map(repr, values[:5]))}{' ...' if len(values) > 5 else ''}")
+        if classes is None:  # (the fit refuses before reading the rows; a safeguard)
+            raise CLIError(_NEED_CLASSES)
+        if not np.all(np.isin(y.astype(str), list(classes))):
+            raise _RowError(path, f"a label is not one of the classes (--classes {','.join(classes)}; column "
+                            f"{label!r}; labels are compared as text)")
         return y.astype(str)
     import pandas as pd
 
     try:
-        return _numeric(pd.DataFrame({label: y}), [label], path).ravel()
-    except CLIError as exc:
-        raise CLIError(f"{exc} (--loss {loss} needs numeric labels)") from None
+        return _numeric(pd.DataFrame({label: y}), [label], path, what="label").ravel()
+    except _RowError as exc:
+        raise _RowError(exc.path, f"{exc.text} (--loss {loss} needs numeric labels)") from None
 
 
-def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str) -> None:
+def _check_rows(X: np.ndarray, norm_bound: float, row_norm: str, path: str, *, release: bool = False,
+                clip_option: bool = True) -> None:
+    """Under ``raise``, a row beyond the bound is refused (naming the public bound, not the row or its norm)."""
     if row_norm == "raise":
-        norms = np.linalg.norm(X, axis=1)
-        over = np.flatnonzero(norms > norm_bound * (1 + 1e-12))
-        if over.size:
-            i = int(over[0])
-            raise CLIError(f"{path}: row {i + 1} has Euclidean norm {norms[i]:.6g} > --norm-bound {norm_bound:g} "
-                           f"({over.size} such rows); rescale the features, encode them from public bounds with "
-                           "--schema, or pass --row-norm clip")
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        if np.any(norms > norm_bound * (1 + 1e-12)):
+            if release:
+                hint = ("pass --row-norm clip to shrink such rows onto the ball" if clip_option else
+                        "the release was fitted with --row-norm raise")
+                raise _RowError(path, f"a row's Euclidean norm exceeds the release's norm bound {_num(norm_bound)} "
+                                f"({hint})")
+            raise _RowError(path, f"a row's Euclidean norm exceeds --norm-bound {_num(norm_bound)}; rescale the "
+                            "features, encode them from public bounds with --schema, or pass --row-norm clip")
+
+
+def _num(v: float) -> str:
+    """A public number as short text that reads back exactly."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(float(v))
 
 
 # ------------------------------------------------------------------ schemas
@@ -385,9 +449,13 @@ def _load_schema(path: str, option: str = "--schema"):
 
 
 def _schema_error(exc: Exception, path: str) -> CLIError:
-    """A schema's encoding error with its 0-based row counted as the command line counts rows (from 1)."""
-    message = re.sub(r"^row (\d+),", lambda m: f"row {int(m.group(1)) + 1},", str(exc))
-    return CLIError(f"{path}: {message}")
+    """A schema's refusal of the rows, ending (in :func:`main`) with the ``pdpkit check`` command, not Python's."""
+    from .schema import _FIND_ROWS_PREFIX
+
+    message = str(exc)
+    if _FIND_ROWS_PREFIX not in message:  # not about the rows (e.g. the table's shape)
+        return CLIError(f"{path}: {message}")
+    return _RowError(path, message[:message.index(_FIND_ROWS_PREFIX)])
 
 
 def _typed_frame(frame: Any, schema: Any, path: str, columns: Sequence[Any]) -> Any:
@@ -399,10 +467,12 @@ def _typed_frame(frame: Any, schema: Any, path: str, columns: Sequence[Any]) -> 
     if absent:
         raise CLIError(f"{path}: no column(s) {', '.join(map(repr, absent))} of the schema "
                        f"(columns: {', '.join(header)})")
+    numeric = [c.name for c in columns if c.kind == "numeric"]
+    values = _numeric(frame, numeric, path, missing_ok=True) if numeric else None  # every column, then refuse
     typed = {}
     for col in columns:
         if col.kind == "numeric":
-            typed[col.name] = _numeric(frame, [col.name], path, missing_ok=True)[:, 0]
+            typed[col.name] = values[:, numeric.index(col.name)]
         else:
             s = frame[col.name]
             na = s.isin(_NA_TEXT) & ~s.isin(col.categories or ())
@@ -558,6 +628,8 @@ def _check_paths(args: argparse.Namespace) -> None:
     """Every output path checked (and its temporary file reserved) before any work starts."""
     inputs = [getattr(args, name) for name in ("data", "release", "targets", "schema")
               if getattr(args, name, None) is not None]
+    if getattr(args, "out", None) is None:  # pdpkit check writes nothing
+        return
     outputs = [("--out", args.out)]
     if getattr(args, "plot", None) is not None:
         outputs.append(("--plot", args.plot))
@@ -596,9 +668,12 @@ def _estimator_for(args: argparse.Namespace):
     from .estimators import ObjPertClassifier, ObjPertRegressor
 
     cls = ObjPertClassifier if args.loss == "logistic" else ObjPertRegressor
+    extra = {}
+    if getattr(args, "fit_classes", None) is not None:  # the public classes (a schema's label gives its own)
+        extra["classes"] = list(args.fit_classes)
     est = cls(args.epsilon, args.delta, loss=args.loss, norm_bound=args.norm_bound, row_norm=args.row_norm,
               fit_intercept=not args.no_intercept, report=args.report, report_epsilon=args.report_epsilon,
-              report_delta=args.report_delta, rho=args.rho, random_state=args.seed)
+              report_delta=args.report_delta, rho=args.rho, random_state=args.seed, **extra)
     accountant = getattr(args, "accountant", None)
     if accountant is not None:
         if "accountant" not in est.get_params():
@@ -678,13 +753,14 @@ def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argpa
     return list(schema.encoded_names)
 
 
-def _schema_labels(schema: Any, frame: Any, label: str, path: str, loss: str) -> np.ndarray:
+def _schema_labels(schema: Any, frame: Any, label: str, path: str, loss: str,
+                   classes: Sequence[str] | None = None) -> np.ndarray:
     """The label column for the fit: class names checked against the domain, or a numeric label scaled."""
     import pandas as pd
 
     lab = schema.label
-    if lab is None:  # the label named by --label, outside the schema
-        return _labels_for(loss, _label_text(frame, label, path), path, label)
+    if lab is None:  # the label named by --label, outside the schema: the classes are --classes
+        return _labels_for(loss, _label_text(frame, label, path), path, label, classes)
     if lab.kind == "categorical":
         text = frame[label]
         y = text.where(~(text.isin(_NA_TEXT) & ~text.isin(lab.categories)), None)
@@ -693,7 +769,7 @@ def _schema_labels(schema: Any, frame: Any, label: str, path: str, loss: str) ->
         except (ValueError, TypeError) as exc:
             raise _schema_error(exc, path) from None
         return np.asarray(schema.label_classes, dtype=object)[idx].astype(str)
-    v = _numeric(frame, [label], path, missing_ok=True)[:, 0]
+    v = _numeric(frame, [label], path, missing_ok=True, what="label")[:, 0]
     try:
         return schema.encode_label(pd.Series(v))
     except (ValueError, TypeError) as exc:
@@ -710,21 +786,70 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                        "raise the budget, or lower --epsilon (and --report-epsilon)") from None
 
 
+def _fit_classes(args: argparse.Namespace, schema: Any) -> list[str] | None:
+    """The public classes the estimator is given (``None``: a regression, or the schema's label classes).
+
+    Decided before any data row is read: a logistic fit without ``--classes`` and without a
+    schema whose label is categorical is refused here.
+    """
+    lab = schema.label if schema is not None else None
+    if lab is not None and lab.kind == "numeric":
+        if args.classes is not None:
+            raise CLIError(f"--classes: the schema's label {lab.name!r} is numeric (regression; --schema "
+                           f"{args.schema}); leave --classes out")
+        return None
+    if args.loss != "logistic":
+        if args.classes is not None:
+            raise CLIError(f"--classes: --loss {args.loss} is a regression (numeric labels); leave --classes out")
+        return None
+    if lab is not None:  # a categorical label: the schema's domain are the classes
+        if args.classes is not None and tuple(args.classes) != tuple(lab.categories or ()):
+            raise CLIError(f"--classes {','.join(args.classes)}: the schema's label classes are "
+                           f"{','.join(lab.categories or ())} (--schema {args.schema}); leave --classes out or make "
+                           "them agree (same classes, same order)")
+        return None
+    if args.classes is None:
+        raise CLIError(_NEED_CLASSES)
+    return list(args.classes)
+
+
+def _fit_check_argv(args: argparse.Namespace, classes: Sequence[str] | None) -> list[str]:
+    """The arguments of ``pdpkit check`` that look at the rows as this fit does."""
+    argv = [args.data]
+    if args.schema:
+        argv += ["--schema", args.schema]
+    if args.label is not None:
+        argv += ["--label", args.label]
+    if classes is not None:
+        argv += ["--classes", ",".join(classes)]
+    if args.features is not None:
+        argv += ["--features", ",".join(args.features)]
+    elif args.drop:
+        argv += ["--drop", ",".join(args.drop)]
+    if not args.schema:
+        argv += ["--norm-bound", _num(args.norm_bound)]
+        if args.row_norm != "raise":
+            argv += ["--row-norm", args.row_norm]
+    return argv + ["--delta", _num(args.delta)]
+
+
 def _fit(args: argparse.Namespace) -> int:
     args.accountant = _accountant_for(args)
     schema = _fit_schema(args, args.data) if args.schema else None
     if schema is None and args.label is None:
         raise CLIError("give --label COL (the label column), or --schema FILE with a label column")
+    args.loss = _resolve_loss(args, schema.label.kind if schema is not None and schema.label is not None else None)
+    args.fit_classes = _fit_classes(args, schema)  # before any data row is read
+    args.check_argv = _fit_check_argv(args, args.fit_classes)
     frame, _ = _read_table(args.data)
     header = list(frame.columns)
     label = schema.label.name if schema is not None and schema.label is not None else args.label
     if label not in header:
         raise CLIError(f"{args.data}: no column {label!r} (columns: {', '.join(header)})")
     if schema is None:
-        args.loss = _resolve_loss(args, None)
         names = _fit_features(header, label, args, args.data)
         X = _numeric(frame, names, args.data)
-        y = _labels_for(args.loss, _label_text(frame, label, args.data), args.data, label)
+        y = _labels_for(args.loss, _label_text(frame, label, args.data), args.data, label, args.fit_classes)
         if X.shape[0] == 0:
             raise CLIError(f"{args.data}: no data rows")
         _check_rows(X, args.norm_bound, args.row_norm, args.data)
@@ -734,18 +859,19 @@ def _fit(args: argparse.Namespace) -> int:
         est.fit(pd.DataFrame(X, columns=names), y)
         described = f"{len(names)} features"
     else:
-        args.loss = _resolve_loss(args, schema.label.kind if schema.label is not None else None)
         typed = _typed_frame(frame, schema, args.data, schema.features)
         if typed.shape[0] == 0:
             raise CLIError(f"{args.data}: no data rows")
-        y = _schema_labels(schema, frame, label, args.data, args.loss)
+        y = _schema_labels(schema, frame, label, args.data, args.loss, args.fit_classes)
         est = _estimator_for(args)
         names = _fit_estimator(est, schema, typed, y, args)
         described = f"{len(schema.feature_names)} features ({len(names)} encoded by --schema {args.schema})"
     text = est.release_.to_json(indent=2)
     _write_atomic(args.out, text + "\n")
     g = est.privacy_spent()
-    print(f"wrote {args.out}: {described}, {g}")
+    seeded = ("; reproducible from --seed: private only while the seed stays secret" if args.seed is not None
+              else "")
+    print(f"wrote {args.out}: {described}, {g}{seeded}")
     return 0
 
 
@@ -778,14 +904,15 @@ def _release_schema(release: Any, args: argparse.Namespace):
         where = f"--schema {args.schema}" if given is not None else f"{args.release}'s schema"
         raise CLIError(f"{where}: its encoded features ({', '.join(schema.encoded_names[:6])}"
                        f"{' ...' if schema.n_encoded > 6 else ''}) are not the release's "
-                       f"({', '.join(names[:6])}{' ...' if len(names) > 6 else ''}); give the schema it was fitted with")
+                       f"({', '.join(names[:6])}{' ...' if len(names) > 6 else ''}); give the schema it was "
+                       "fitted with")
     return schema
 
 
 def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarray:
     from .estimators import prepare_rows
 
-    _check_rows(X, release.norm_bound, row_norm, path)
+    _check_rows(X, release.norm_bound, row_norm, path, release=True)
     return prepare_rows(X, norm_bound=release.norm_bound, row_norm="clip", fit_intercept=release.fit_intercept)
 
 
@@ -810,11 +937,37 @@ def _release_features(release: Any, schema: Any, path: str, *, label: str | None
     return X, frame
 
 
+def _release_check_argv(args: argparse.Namespace, release: Any, schema: Any, path: str, *, label: str | None,
+                        row_norm: str) -> None:
+    """Set ``args.check_argv`` (and ``args.check_before``): ``pdpkit check`` on a release's targets."""
+    argv, before = [path], ""
+    if label is not None:
+        argv += ["--label", label]
+    if schema is not None:
+        if getattr(args, "schema", None):
+            argv += ["--schema", args.schema]
+        else:
+            argv += ["--schema", "SCHEMA.json"]
+            before = f"write the \"schema\" field of {args.release} to SCHEMA.json, then "
+    elif release.feature_names is not None:
+        argv += ["--features", ",".join(release.feature_names)]
+    if label is not None and release.loss == "logistic" and release.classes is not None and not (
+            schema is not None and schema.label is not None and schema.label.name == label):
+        argv += ["--classes", ",".join(str(c) for c in release.classes)]
+    if schema is None:
+        argv += ["--norm-bound", _num(float(release.norm_bound or 1.0))]
+        if row_norm != "raise":
+            argv += ["--row-norm", row_norm]
+    args.check_argv, args.check_before = argv, before
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     release = _load_release(args.release)
     if release.report is None:
         raise CLIError(f"{args.release}: the release carries no privacy report (fit it with --report METHOD)")
     schema = _release_schema(release, args)
+    _release_check_argv(args, release, schema, args.targets, label=args.label,
+                        row_norm=args.row_norm or release.row_norm)
     X, frame = _release_features(release, schema, args.targets, label=args.label)
     loss = release.loss
     if schema is not None and schema.label is not None and schema.label.name == args.label:
@@ -824,11 +977,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         y = _labels_for(loss, y, args.targets, args.label) if loss != "logistic" else y.astype(str)
     if loss == "logistic":
         classes = [str(c) for c in release.classes]
-        bad = np.flatnonzero(~np.isin(y, classes))
-        if bad.size:
-            i = int(bad[0])
-            raise CLIError(f"{args.targets}: row {i + 1}, column {args.label!r}: {y[i]!r} is not one of the "
-                           f"release's labels {classes}")
+        if not np.all(np.isin(y, classes)):
+            raise _RowError(args.targets, f"a label is not one of the release's classes ({','.join(classes)}; "
+                            f"column {args.label!r}; labels are compared as text)")
         ys = np.where(y == classes[1], 1.0, -1.0)
     else:
         ys = y
@@ -845,7 +996,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         fig, _ = plot_report(bounds, kind="hist")
         outputs.append(("--plot", args.plot, lambda fh: fig.savefig(fh, format="png", dpi=150, bbox_inches="tight")))
     _write_outputs(outputs)  # the CSV and the plot appear together, or neither
-    print(f"wrote {args.out}: {bounds.size} bounds, median {np.median(bounds):.4g}, max {np.max(bounds):.4g} "
+    print(f"wrote {args.out}: {bounds.size} bounds, median at most {fmt_up(float(np.median(bounds)))}, "
+          f"max at most {fmt_up(float(np.max(bounds)))} "
           f"(each holds with probability >= {1 - report.rho:g})")
     return 0
 
@@ -853,7 +1005,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_predict(args: argparse.Namespace) -> int:
     release = _load_release(args.release)
     schema = _release_schema(release, args)
+    row_norm = getattr(release, "row_norm", None) or "raise"
+    _release_check_argv(args, release, schema, args.data, label=None, row_norm=row_norm)
     X, _ = _release_features(release, schema, args.data, label=None)
+    if schema is None and release.norm_bound is not None:  # the release's own refusal, said without a count
+        _check_rows(X, float(release.norm_bound), row_norm, args.data, release=True, clip_option=False)
     encoded = release.schema is not None
     scores = release.decision_function(X, encoded=encoded)
     if release.loss == "logistic" and release.classes is not None:
@@ -869,6 +1025,88 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     _write_atomic(args.out, text)
     print(f"wrote {args.out}: {scores.size} predictions")
     return 0
+
+
+# ------------------------------------------------------------------ check (non-private)
+def _lenient_numbers(frame: Any, name: str) -> Any:
+    """A numeric column for the non-private check: floats where the fit reads a number, NaN where it reads a
+    missing value (:data:`_NA_TEXT`), the cell's text where it reads none (so that the check shows it)."""
+    import pandas as pd
+
+    fast = frame.numbers(name) if isinstance(frame, _Table) else None
+    if fast is not None:
+        return pd.Series(fast)
+    s = frame[name]
+    v = pd.to_numeric(s, errors="coerce").astype(object)
+    text = v.isna() & ~s.isin(_NA_TEXT)
+    return v.where(~text, s)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    """``pdpkit check``: the rows a fit would refuse, with their values; exit 1 when there are any."""
+    import dataclasses
+
+    import pandas as pd
+
+    from .check import NONPRIVATE_BANNER, check_nonprivate
+
+    schema = _load_schema(args.schema) if args.schema else None
+    try:
+        frame, _ = _read_table(args.data)
+    except _RowError as exc:
+        if exc.detail is None:
+            raise
+        print(NONPRIVATE_BANNER.format(source=args.data))
+        print(f"{args.data}: {exc.detail}")
+        print("1 problem found: the file cannot be read as a CSV until it is corrected")
+        return 1
+    header = list(frame.columns)
+    lab = schema.label if schema is not None else None
+    if lab is not None and args.label is not None and args.label != lab.name:
+        raise CLIError(f"--label {args.label}: the schema's label is {lab.name!r} (--schema {args.schema}); "
+                       "leave --label out or make them agree")
+    label = lab.name if lab is not None else args.label
+    if label is not None and label not in header:
+        raise CLIError(f"{args.data}: no column {label!r} (columns: {', '.join(header)})")
+    if schema is not None:
+        try:
+            if args.features is not None or args.drop:
+                schema = schema.select(features=args.features, drop=args.drop or ())
+        except (ValueError, KeyError) as exc:
+            option = "--features" if args.features is not None else "--drop"
+            raise CLIError(f"{option}: {str(exc).strip(chr(34))} (--schema {args.schema})") from None
+        absent = [c.name for c in schema.features if c.name not in header]
+        if absent:
+            raise CLIError(f"{args.data}: no column(s) {', '.join(map(repr, absent))} of the schema "
+                           f"(columns: {', '.join(header)})")
+        typed = {}
+        for col in schema.features:
+            if col.kind == "numeric":
+                typed[col.name] = _lenient_numbers(frame, col.name)
+            else:
+                s = frame[col.name]
+                typed[col.name] = s.where(~(s.isin(_NA_TEXT) & ~s.isin(col.categories or ())), None).astype(object)
+        X = pd.DataFrame(typed)
+        y = None
+        if label is not None:
+            if lab is not None and lab.kind == "numeric":
+                y = _lenient_numbers(frame, label)
+            elif lab is not None:
+                s = frame[label]
+                y = s.where(~(s.isin(_NA_TEXT) & ~s.isin(lab.categories or ())), None).astype(object)
+            else:
+                y = frame[label]
+    else:
+        names = _fit_features(header, label, args, args.data)
+        X = pd.DataFrame({n: (frame.numbers(n) if frame.numbers(n) is not None else frame[n]) for n in names})
+        y = frame[label] if label is not None else None
+    try:
+        report = check_nonprivate(X, y, norm_bound=args.norm_bound, schema=schema, classes=args.classes,
+                                  delta=args.delta, row_norm=args.row_norm)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"{args.data}: {exc}") from None
+    print(dataclasses.replace(report, source=args.data).to_text(first_row=1))
+    return 0 if report.ok else 1
 
 
 # ------------------------------------------------------------------ schema
@@ -925,6 +1163,17 @@ def _positive(text: str) -> float:
     return v
 
 
+def _classes(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"a comma-separated list of class names; got {text!r}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a class appears twice in {text!r}")
+    if len(names) < 2:
+        raise argparse.ArgumentTypeError(f"at least two classes; got {text!r}")
+    return names
+
+
 def _count(text: str) -> int:
     v = int(text)
     if v < 1:
@@ -979,6 +1228,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "guarantee (add/remove one record)")
     f.add_argument("--delta", type=_probability, required=True,
                    help="delta of the model's guarantee, in (0, 1); far below 1/(number of records)")
+    f.add_argument("--classes", type=_classes, metavar="A,B[,C...]",
+                   help="the public list of classes of a categorical label, comma-separated (needed for --loss "
+                   "logistic without a --schema whose label is categorical, which gives them); the label's cells "
+                   "are compared with them as text, so 1 and 1.0 are different classes. Three or more classes are "
+                   "fitted one-vs-rest")
     f.add_argument("--loss", choices=["logistic", "huber", "robust_log"],
                    help="logistic: classification (two label values); huber or robust_log: regression "
                    "(default: logistic, or huber for a schema's numeric label)")
@@ -998,7 +1252,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="total epsilon of a privacy budget the fit and its report are charged to; a fit that "
                    "would exceed it is refused before any noise is drawn")
     f.add_argument("--budget-delta", type=_probability, help="total delta of that budget, in (0, 1)")
-    f.add_argument("--seed", type=int, default=None, help="seed of the noise (omit for OS entropy)")
+    f.add_argument("--seed", type=int, default=None, help="seed of the noise (omit for OS entropy); a release "
+                   "drawn from a seed is reproducible by anyone who knows it, so it is private only while the seed "
+                   "stays secret")
     f.add_argument("--out", required=True, help="where to write the release (JSON)")
     f.set_defaults(func=_cmd_fit)
 
@@ -1022,6 +1278,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the schema the release was fitted with (when the release does not carry it)")
     q.add_argument("--out", required=True, help="where to write the predictions (CSV)")
     q.set_defaults(func=_cmd_predict)
+
+    c = sub.add_parser("check", help="NON-PRIVATE diagnostic: the rows a fit would refuse, with their values",
+                       description="Read DATA as pdpkit fit would and print, for the curator, every row a fit "
+                       "would refuse (rows numbered from 1, the header not counted), its column and value, and "
+                       "the leak heuristics (rows that look scaled by a transformer fitted on the data, many rows "
+                       "beyond the bound, delta not small). The output is NOT private: it names rows and values "
+                       "of the data; never publish it. Exit status 0: no problem; 1: problems found; 2: a usage "
+                       "error.")
+    c.add_argument("data", help="the CSV file (UTF-8, header row; gzip read transparently)")
+    c.add_argument("--schema", metavar="SCHEMA.json", help="the public schema (JSON) the fit encodes the records with")
+    c.add_argument("--label", help="name of the label column (optional with --schema: the schema's label; "
+                   "without either, only the features are checked)")
+    c.add_argument("--classes", type=_classes, metavar="A,B[,C...]",
+                   help="the public classes of the label, comma-separated (as pdpkit fit --classes): labels "
+                   "outside them are reported")
+    c.add_argument("--norm-bound", type=_positive, default=1.0, metavar="R",
+                   help="the fit's bound on each feature row's Euclidean norm (default 1)")
+    c.add_argument("--row-norm", default="raise", choices=["raise", "clip"],
+                   help="the fit's --row-norm: under raise (default) rows beyond --norm-bound are reported")
+    ccols = c.add_mutually_exclusive_group()
+    ccols.add_argument("--features", type=_split, metavar="COL[,COL...]",
+                       help="check only these feature columns, comma-separated (as pdpkit fit --features)")
+    ccols.add_argument("--drop", type=_split, metavar="COL[,COL...]",
+                       help="leave these columns out of the features, comma-separated (as pdpkit fit --drop)")
+    c.add_argument("--delta", type=_probability, metavar="D",
+                   help="the fit's delta, for the heuristic 'delta is not small against the number of records'")
+    c.set_defaults(func=_cmd_check)
 
     g = sub.add_parser("page", help="write a static HTML page on which anyone computes their own privacy bound")
     g.add_argument("release", help="the release (JSON) with a privacy report")
@@ -1053,10 +1336,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_paths(args)
         with _warnings_as_lines(args.command):
             return int(args.func(args))
+    except _RowError as exc:  # the kind of problem only; then the non-private command that names the rows
+        hint = _find_rows(getattr(args, "check_argv", None) or [exc.path], getattr(args, "check_before", ""))
+        print(f"pdpkit {args.command}: error: {exc.path}: {exc.text}; {hint}", file=sys.stderr)
+        return 2
     except CLIError as exc:
         print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:  # a validation error of the library (names the parameter/row)
+    except ValueError as exc:  # a validation error of the library (names the parameter)
         print(f"pdpkit {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -1074,18 +1361,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @contextlib.contextmanager
 def _warnings_as_lines(command: str) -> Iterator[None]:
-    """A :class:`pdpkit.preprocessing.PrivacyLeakWarning` becomes one line on stderr; other warnings pass on."""
+    """A PrivacyLeakWarning or a SeededReleaseWarning becomes one line on stderr; other warnings pass on."""
+    from .release import SeededReleaseWarning
     from .schema import PrivacyLeakWarning
 
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PrivacyLeakWarning)
+            warnings.simplefilter("always", SeededReleaseWarning)
             yield
     finally:
+        said: set[str] = set()
         for w in caught:
-            if issubclass(w.category, PrivacyLeakWarning):
-                print(f"pdpkit {command}: warning: {w.message}", file=sys.stderr)
+            if issubclass(w.category, (PrivacyLeakWarning, SeededReleaseWarning)):
+                if str(w.message) not in said:  # once, however often the release was verified
+                    said.add(str(w.message))
+                    print(f"pdpkit {command}: warning: {w.message}", file=sys.stderr)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 

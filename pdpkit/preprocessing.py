@@ -1,4 +1,4 @@
-r"""Preprocessing that spends no privacy, or is accounted: scikit-learn transformers and leak checks.
+r"""Preprocessing that spends no privacy, or is accounted: scikit-learn transformers.
 
 A transformer fitted on the private records keeps statistics of them (means, ranges, the
 categories that occur) in the fitted pipeline, and a pipeline that is published publishes
@@ -13,11 +13,12 @@ them — outside any guarantee the model states. pdpkit offers two ways round it
   ``pdpkit.accountant.PrivacyAccountant`` when given one; its output rows are not
   bounded, so the estimator after it needs ``row_norm="clip"``.
 
-:func:`leak_warnings` (called by the estimators' ``fit``) looks at the rows an estimator is
-given and issues a :class:`PrivacyLeakWarning` when they look like the output of a
-transformer fitted on the data, when many rows lie beyond the norm bound, when every row
-lies deep inside it, or when δ is not small against the number of records. Its messages
-state no number computed from the data.
+:func:`pdpkit.check.leak_heuristics_nonprivate` looks at the rows an estimator would be
+given and says when they look like the output of a transformer fitted on the data, when many
+rows lie beyond the norm bound, when every row lies deep inside it, or when δ is not small
+against the number of records. Whether such a message appears depends on the data, so a fit
+does not issue it: the curator runs it (``pdpkit.check.check_nonprivate``, ``pdpkit
+check``), and keeps its output to themselves.
 
 Which scikit-learn transformers leak
 ------------------------------------
@@ -66,7 +67,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_finite_array, as_generator, scalar_positive, scalar_probability
+from ._validation import as_finite_array, as_generator, charged_generator, scalar_positive, scalar_probability
 from .gaussian import gaussian_epsilon, gaussian_sigma
 from .release import Guarantee, GuaranteePart
 from .schema import PrivacyLeakWarning, Schema
@@ -75,18 +76,9 @@ __all__ = [
     "PrivacyLeakWarning",
     "SchemaEncoder",
     "PrivateStandardScaler",
-    "leak_warnings",
-    "CLIP_FRACTION",
     "SCHEMA_ENCODER_EXPECTED_FAILED_CHECKS",
     "SCALER_EXPECTED_FAILED_CHECKS",
 ]
-
-#: :func:`leak_warnings` warns when more than this fraction of the rows lie beyond the norm bound.
-CLIP_FRACTION = 0.05
-
-#: Tolerance of :func:`leak_warnings`' "looks standardized / scaled" checks (a transformer's
-#: output meets its targets to rounding; data that merely look scaled do not, to 1e-8).
-_LEAK_TOL = 1e-8
 
 #: The smallest scale :class:`PrivateStandardScaler` reports, as a fraction of half the public range.
 _MIN_SCALE_FRACTION = 1e-3
@@ -311,7 +303,10 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         A ``pdpkit.accountant.PrivacyAccountant``, charged for the release before noise is
         drawn (it refuses when over budget).
     random_state : int, numpy.random.Generator or None
-        Source of the noise; an int reproduces the fit exactly.
+        Source of the noise; an int reproduces the fit exactly (and lets anyone who knows it
+        do so: the statistics are then private only while the seed stays secret). With an
+        ``accountant`` the noise comes from the stream of the charge's place in the ledger, so
+        it is never another release's noise, whatever seed each was given.
 
     Attributes
     ----------
@@ -382,10 +377,13 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         sensitivity = math.sqrt(1.0 + d)
         sigma, eps_exact = _scaler_calibration(eps, delta, d)
         mu = sensitivity / sigma
-        rng = as_generator(self.random_state, "random_state")
         if self.accountant is not None:
-            # charged before any noise is drawn: a refusal releases nothing
-            self.accountant.charge_gaussian(mu=mu, name="PrivateStandardScaler")
+            # charged before any noise is drawn: a refusal releases nothing; the noise comes from the
+            # stream of the charge's place in the ledger, never another release's, whatever the seed
+            position = self.accountant.charge_gaussian(mu=mu, name="PrivateStandardScaler")
+            rng = charged_generator(self.random_state, position)
+        else:
+            rng = as_generator(self.random_state, "random_state")
         sums = _scaler_contributions(X, lower, upper).sum(axis=0) + rng.normal(0.0, sigma, size=2 * d + 1)
         n_tilde = max(float(sums[0]), 1.0)
         mean_u = np.clip(sums[1:d + 1] / n_tilde, -1.0, 1.0)
@@ -425,155 +423,3 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X * self.scale_ + self.mean_
-
-
-# ------------------------------------------------------------------ leak checks
-_MSG_CLIPPED = ("more than one row in twenty lies beyond norm_bound and is clipped (or refused): the features are "
-                "not scaled to the bound, and a clipped row loses its information. Scale the features from public "
-                "bounds (pdpkit.preprocessing.SchemaEncoder) and choose norm_bound from public knowledge")
-_MSG_INSIDE = ("every row lies deep inside the norm ball (all norms below a quarter of norm_bound): the noise is "
-               "calibrated to norm_bound and is larger than rows like these need. Choose norm_bound from public "
-               "bounds of the features, or encode them to fill the ball (pdpkit.preprocessing.SchemaEncoder)")
-_MSG_DELTA = ("delta is not small against the number of records (delta times the number of records is at least "
-              "one): an (epsilon, delta) guarantee with such a delta allows publishing a whole record. Choose "
-              "delta far below one over the number of records")
-_MSG_STANDARD = ("every column has mean zero and standard deviation one, as scikit-learn's StandardScaler leaves "
-                 "them: if it was fitted on these records, its mean_ and scale_ are statistics of the private data "
-                 "that no guarantee covers (and the fitted pipeline keeps them). Use "
-                 "pdpkit.preprocessing.PrivateStandardScaler (charged to the budget) or SchemaEncoder (public bounds)")
-_MSG_MINMAX = ("every column has minimum zero and maximum one, as scikit-learn's MinMaxScaler leaves them: if it "
-               "was fitted on these records, its data_min_ and data_max_ are records' values that no guarantee "
-               "covers. Use pdpkit.preprocessing.SchemaEncoder (public bounds), or fit MinMaxScaler on the public "
-               "bounds only")
-_MSG_MAXABS = ("every column has largest absolute value one, as scikit-learn's MaxAbsScaler leaves them: if it was "
-               "fitted on these records, its max_abs_ are records' values that no guarantee covers. Use "
-               "pdpkit.preprocessing.SchemaEncoder (public bounds)")
-_MSG_ROBUST = ("every column has median zero and interquartile range one, as scikit-learn's RobustScaler leaves "
-               "them: if it was fitted on these records, its center_ and scale_ are quantiles (records' values) "
-               "that no guarantee covers. Use pdpkit.preprocessing.SchemaEncoder (public bounds)")
-
-
-def _all_columns(ok: np.ndarray, zero: np.ndarray) -> bool:
-    """Every column meets the target or is all zero (what a scaler makes of a constant), and one meets it."""
-    return bool(np.all(ok | zero) and np.any(ok))
-
-
-def _column_stats(X: np.ndarray, block_bytes: int = 1 << 23) -> dict[str, Any]:
-    """One pass over the rows in blocks (no copy of ``X``): what :func:`leak_warnings` checks.
-
-    The row norms (n floats), and per column:
-    any nonzero, mean and standard deviation (blocks merged by Chan et al.'s update), min,
-    max, the counts below ``-tol`` and above ``tol``; whether a value lies strictly inside
-    (0, 1) or (-1, 1) anywhere. ``ValueError``/``TypeError`` as :func:`as_finite_array` for a
-    block that is not finite or not numeric.
-    """
-    n, d = X.shape
-    tol = _LEAK_TOL
-    k = max(1, block_bytes // (8 * max(d, 1)))
-    count, mean, m2 = 0, np.zeros(d), np.zeros(d)
-    lo, hi = np.full(d, np.inf), np.full(d, -np.inf)
-    nonzero = np.zeros(d, dtype=bool)
-    below, above = np.zeros(d, dtype=np.int64), np.zeros(d, dtype=np.int64)
-    norms2: list[np.ndarray] = []
-    inner_01 = inner_abs = False
-    for s in range(0, n, k):
-        B = as_finite_array(X[s:s + k], "X", ndim=2)
-        m = B.shape[0]
-        norms2.append(np.einsum("ij,ij->i", B, B))
-        bmean = B.mean(axis=0)
-        dev = B - bmean
-        bm2 = np.einsum("ij,ij->j", dev, dev)
-        delta_mean = bmean - mean
-        total = count + m
-        mean = mean + delta_mean * (m / total)
-        m2 = m2 + bm2 + delta_mean**2 * (count * m / total)
-        count = total
-        lo, hi = np.minimum(lo, B.min(axis=0)), np.maximum(hi, B.max(axis=0))
-        nonzero |= np.any(B != 0.0, axis=0)
-        below += np.count_nonzero(B < -tol, axis=0)
-        above += np.count_nonzero(B > tol, axis=0)
-        inner_01 = inner_01 or bool(np.any((B > tol) & (B < 1.0 - tol)))
-        aB = np.abs(B, out=dev)
-        inner_abs = inner_abs or bool(np.any((aB > tol) & (aB < 1.0 - tol)))
-    norms = np.sqrt(np.concatenate(norms2))
-    return {"norms": norms, "max_norm": float(norms.max()), "mean": mean, "std": np.sqrt(m2 / count),
-            "min": lo, "max": hi, "nonzero": nonzero, "below": below, "above": above,
-            "inner_01": inner_01, "inner_abs": inner_abs}
-
-
-def leak_warnings(X: ArrayLike, *, norm_bound: float, delta: float, stacklevel: int = 2) -> list[str]:
-    r"""Warn (:class:`PrivacyLeakWarning`) about rows that waste or leak privacy; return the messages.
-
-    Checks, each a warning whose message states no number computed from the data:
-
-    * more than :data:`CLIP_FRACTION` of the rows have :math:`\|x\|_2 >` ``norm_bound``
-      (clipped by ``row_norm="clip"``: the features are not scaled to the bound);
-    * every row has :math:`\|x\|_2 <` ``norm_bound``/4 (the bound, and with it the noise, is
-      larger than the rows need);
-    * :math:`\delta \ge 1/n` (such a δ allows releasing a record);
-    * the columns look like the output of a scaler fitted on these records: every column
-      with mean 0 and standard deviation 1 (``StandardScaler``), minimum 0 and maximum 1
-      (``MinMaxScaler``), largest absolute value 1 (``MaxAbsScaler``), or median 0 and
-      interquartile range 1 (``RobustScaler``), each to :math:`10^{-8}`; a column of zeros
-      (a constant, as these scalers leave it) is allowed, and the min–max and max–abs checks
-      need a value strictly between the extremes (a table of 0/1 indicators is not flagged);
-      the max–abs check needs two columns or more (one feature encoded from public bounds
-      reaches them, and is not flagged).
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        The feature rows as the estimator receives them (before an intercept column).
-    norm_bound : float
-        The estimator's bound on the rows' Euclidean norm.
-    delta : float
-        The estimator's δ.
-    stacklevel : int
-        Passed to ``warnings.warn`` (plus one for this function): 2 points at the caller.
-
-    Returns
-    -------
-    list of str
-        The messages warned, in the order above (empty when nothing is suspicious).
-    """
-    R = scalar_positive(norm_bound, "norm_bound")
-    delta = scalar_probability(delta, "delta")
-    X = np.asarray(X)  # a memmap stays a memmap: the rows are read block by block below
-    if X.ndim != 2:
-        raise ValueError(f"X must have 2 dimension(s); got shape {X.shape}")
-    n = X.shape[0]
-    messages: list[str] = []
-    if n == 0 or X.shape[1] == 0:
-        return messages
-    st = _column_stats(X)
-    if np.count_nonzero(st["norms"] > R * (1.0 + 1e-12)) > CLIP_FRACTION * n:
-        messages.append(_MSG_CLIPPED)
-    if st["max_norm"] < R / 4.0:
-        messages.append(_MSG_INSIDE)
-    if delta >= 1.0 / n:
-        messages.append(_MSG_DELTA)
-    if n >= 4:
-        zero, tol = ~st["nonzero"], _LEAK_TOL
-        mean, std, lo, hi = st["mean"], st["std"], st["min"], st["max"]
-        maxabs = np.maximum(-lo, hi)
-        if _all_columns((np.abs(mean) <= tol) & (np.abs(std - 1.0) <= tol), zero):
-            messages.append(_MSG_STANDARD)
-        if _all_columns((np.abs(lo) <= tol) & (np.abs(hi - 1.0) <= tol), zero) and st["inner_01"]:
-            messages.append(_MSG_MINMAX)
-        elif X.shape[1] >= 2 and _all_columns(np.abs(maxabs - 1.0) <= tol, zero) and st["inner_abs"]:
-            messages.append(_MSG_MAXABS)
-        # median 0 needs at most half the values below -tol and at most half above tol;
-        # only then are the columns' quartiles computed, one column (n floats) at a time
-        maybe = (st["below"] <= n / 2) & (st["above"] <= n / 2)
-        if bool(np.all(maybe | zero)) and bool(np.any(maybe & ~zero)):
-            ok = np.zeros(X.shape[1], dtype=bool)
-            for j in np.flatnonzero(~zero):
-                q25, q50, q75 = np.percentile(np.asarray(X[:, j], dtype=np.float64), [25.0, 50.0, 75.0])
-                ok[j] = abs(q50) <= tol and abs(q75 - q25 - 1.0) <= tol
-                if not ok[j]:
-                    break
-            if _all_columns(ok, zero):
-                messages.append(_MSG_ROBUST)
-    for message in messages:
-        warnings.warn(message, PrivacyLeakWarning, stacklevel=stacklevel + 1)
-    return messages

@@ -23,13 +23,19 @@ Two public rules settle the values a schema does not foresee, the same for every
 (vectorized: the same operations on every row):
 
 * **a categorical value outside the domain** (``handle_unknown``): ``"error"`` (default)
-  refuses, naming the row and the column; ``"zero"`` encodes it as the all-zero block, the
-  same as a missing value ("none of the listed values");
+  refuses; ``"zero"`` encodes it as the all-zero block, the same as a missing value ("none
+  of the listed values");
 * **a missing value** — ``None``, ``NaN``, ``pandas.NA`` (``handle_missing``): ``"error"``
-  (default) refuses, naming the row and the column; ``"zero"`` encodes it as 0 — the
-  midpoint of a numeric column's range, the all-zero block of a categorical one.
+  (default) refuses; ``"zero"`` encodes it as 0 — the midpoint of a numeric column's range,
+  the all-zero block of a categorical one.
 
-An infinite numeric value is always refused (it is not a measurement). Labels: a
+An infinite numeric value, or text in a numeric column, is always refused (it is not a
+measurement). A refusal names the kind of problem and the public rule, never a row, a value,
+a count or the column: its text is the same on neighbouring data sets (the first kind found
+in a fixed order — text, infinity, missing, outside the domain — whichever columns hold it),
+so that a refusal releases nothing about a record. The curator finds the rows with the
+non-private diagnostic ``pdpkit.check.check_nonprivate(X, y, schema=schema)``, which every
+refusal names. Labels: a
 categorical label is encoded as the index of its class in the label's domain
 (:meth:`Schema.encode_label`; a value outside the domain or a missing label is refused); a
 numeric label is clipped to its public bounds and mapped to :math:`[-1, 1]`, and
@@ -92,10 +98,44 @@ class PrivacyLeakWarning(UserWarning):
     """Something computed from private data may leave the guarantee's accounting.
 
     Raised as a warning (never with a number computed from the data in its message) when a
-    schema was drafted from the data, or when the rows an estimator is given look like the
-    output of a transformer fitted on the private data. Exported by
-    :mod:`pdpkit.preprocessing`.
+    schema was drafted from the data or a drafted schema is used. (Advice that depends on
+    the data — rows that look scaled by a transformer fitted on them — is no warning of a
+    fit: the curator reads it from ``pdpkit.check.leak_heuristics_nonprivate``.) Exported
+    by :mod:`pdpkit.preprocessing`.
     """
+
+
+# ------------------------------------------------------------------ refusals of the records
+# What encode and encode_label say about bad records: the kind of problem and the public rule only, never a
+# row, a value, a count or which column, so that the text is the same on neighbouring data sets. The
+# non-private pdpkit.check.check_nonprivate names the rows. The kinds are refused in this order.
+_FEATURE_TEXT = "a numeric feature cell is not a number (text in a column the schema makes numeric)"
+_FEATURE_INFINITE = "a numeric feature cell is infinite (a value must be a finite number, or missing)"
+_FEATURE_MISSING = ("a feature value is missing (NaN, None or pandas.NA) and the schema's handle_missing is 'error' "
+                    "(set handle_missing='zero' to encode a missing value as 0: a numeric column's midpoint, a "
+                    "categorical column's all-zero block)")
+_FEATURE_UNKNOWN = ("a categorical feature value is outside the schema's domain and the schema's handle_unknown is "
+                    "'error' (add the value to the column's categories if it is public, or set "
+                    "handle_unknown='zero' to encode a value outside the domain as all zeros)")
+_REFUSAL_ORDER = (_FEATURE_TEXT, _FEATURE_INFINITE, _FEATURE_MISSING, _FEATURE_UNKNOWN)
+_LABEL_TEXT = "a label cell is not a number"
+_LABEL_INFINITE = "a label cell is infinite"
+_LABEL_MISSING = "a label cell is missing"
+_LABEL_UNKNOWN = "a label is not one of the schema's label classes"
+#: How every refusal of the records ends (the command line replaces it with ``pdpkit check DATA ...``).
+_FIND_ROWS_PREFIX = "; find the rows with pdpkit.check.check_nonprivate("
+
+
+def _find_rows(label: bool) -> str:
+    """The end of a refusal: where the curator finds the rows (a non-private diagnostic)."""
+    call = "X, y, schema=schema" if label else "X, schema=schema"
+    return f"{_FIND_ROWS_PREFIX}{call}), a non-private diagnostic for the curator (never publish its output)"
+
+
+def _refusal_rank(exc: Exception) -> int | None:
+    """The place of a feature refusal in the fixed order of kinds (``None``: not a refusal of the records)."""
+    text = str(exc)
+    return next((i for i, m in enumerate(_REFUSAL_ORDER) if text.startswith(m)), None)
 
 
 # ------------------------------------------------------------------ value checks
@@ -431,7 +471,9 @@ class Schema:
         Numeric features clipped to their bounds and mapped to :math:`[-1, 1]`, categorical
         features one-hot over their domain, the row divided by :math:`\sqrt{k}` (``k``
         feature columns); unknown and missing values as ``handle_unknown`` and
-        ``handle_missing`` say (see the module docstring).
+        ``handle_missing`` say (see the module docstring). A refused record raises
+        ``TypeError`` (text in a numeric column) or ``ValueError`` naming the kind of problem
+        only (no row, value or column); ``pdpkit.check.check_nonprivate`` names the rows.
 
         Parameters
         ----------
@@ -448,16 +490,24 @@ class Schema:
         n = len(cols[0])
         out = np.zeros((n, self.n_encoded))
         j = 0
+        refused: list[tuple[int, Exception]] = []
         for col, values in zip(self.features, cols, strict=True):
-            if col.kind == "numeric":
-                out[:, j] = self._encode_numeric(col, values)
-                j += 1
-            else:
-                k = len(col.categories or ())
-                codes = self._codes(col, values, policy_unknown=self.handle_unknown, what="feature")
-                rows = np.flatnonzero(codes >= 0)
-                out[rows, j + codes[rows]] = 1.0
-                j += k
+            width = 1 if col.kind == "numeric" else len(col.categories or ())
+            try:
+                if col.kind == "numeric":
+                    out[:, j] = self._encode_numeric(col, values)
+                else:
+                    codes = self._codes(col, values, policy_unknown=self.handle_unknown, what="feature")
+                    rows = np.flatnonzero(codes >= 0)
+                    out[rows, j + codes[rows]] = 1.0
+            except (TypeError, ValueError) as exc:
+                rank = _refusal_rank(exc)
+                if rank is None:
+                    raise
+                refused.append((rank, exc))
+            j += width
+        if refused:  # the first kind in a fixed order: the message does not depend on which column is bad
+            raise min(refused, key=lambda item: item[0])[1]
         out /= math.sqrt(len(self.features))
         # each column adds at most 1 to the squared norm; a rounding excess (~1e-16) is shrunk away
         norms = np.sqrt(np.einsum("ij,ij->i", out, out))
@@ -473,25 +523,22 @@ class Schema:
 
         kind = pd.api.types.infer_dtype(series, skipna=True)
         if kind not in ("floating", "integer", "mixed-integer-float", "boolean", "empty", "decimal"):
-            bad = series[~pd.isna(series)]
-            first = next((i for i, v in enumerate(bad) if not isinstance(v, (int, float, np.integer, np.floating,
-                                                                              bool, np.bool_))), 0)
-            pos = int(np.flatnonzero(~pd.isna(series).to_numpy())[first])
-            raise TypeError(f"row {pos}, column {col.name!r}: {bad.iloc[first]!r} is not a number (the schema's "
-                            f"{what} {col.name!r} is numeric)")
+            if what == "label":
+                raise TypeError(f"{_LABEL_TEXT} (the schema's label {col.name!r} is numeric){_find_rows(True)}")
+            raise TypeError(f"{_FEATURE_TEXT}{_find_rows(False)}")
         v = series.to_numpy(dtype=float, na_value=np.nan)
-        inf = np.isinf(v)
-        if np.any(inf):
-            raise ValueError(f"row {int(np.argmax(inf))}, column {col.name!r}: an infinite value (the {what} "
-                             f"must be a finite number, or missing)")
+        if np.any(np.isinf(v)):
+            if what == "label":
+                raise ValueError(f"{_LABEL_INFINITE} (the schema's label {col.name!r} is numeric: a finite number)"
+                                 f"{_find_rows(True)}")
+            raise ValueError(f"{_FEATURE_INFINITE}{_find_rows(False)}")
         return v
 
     def _encode_numeric(self, col: Column, values: Any) -> np.ndarray:
         v = self._numeric_values(col, values, "feature")
         missing = np.isnan(v)
         if np.any(missing) and self.handle_missing == "error":
-            raise ValueError(f"row {int(np.argmax(missing))}, column {col.name!r}: missing value (NaN or None; set the "
-                             "schema's handle_missing='zero' to encode missing values as the midpoint of the range)")
+            raise ValueError(f"{_FEATURE_MISSING}{_find_rows(False)}")
         low, high = float(col.low), float(col.high)  # type: ignore[arg-type]
         t = 2.0 * ((np.clip(v, low, high) - low) / (high - low)) - 1.0
         t = np.clip(t, -1.0, 1.0)
@@ -517,23 +564,24 @@ class Schema:
         if missing_ok is None:
             missing_ok = self.handle_missing == "zero"
         if np.any(missing) and not missing_ok:
-            hint = (" (set the schema's handle_missing='zero' to encode missing values as all zeros)"
-                    if what == "feature" else "")
-            raise ValueError(f"row {int(np.argmax(missing))}, column {col.name!r}: missing value{hint}")
+            if what == "label":
+                raise ValueError(f"{_LABEL_MISSING} (column {col.name!r}; a label is never imputed)"
+                                 f"{_find_rows(True)}")
+            raise ValueError(f"{_FEATURE_MISSING}{_find_rows(False)}")
         if np.any(unknown) and policy_unknown == "error":
-            i = int(np.argmax(unknown))
-            shown = ", ".join(map(repr, (col.categories or ())[:8])) + (" ..." if len(col.categories or ()) > 8 else "")
-            hint = (" (add it to the schema's categories, or set handle_unknown='zero' to encode values outside "
-                    "the domain as all zeros)" if what == "feature" else " (add it to the schema's label categories)")
-            raise ValueError(f"row {i}, column {col.name!r}: {_canonical(series.iloc[i])!r} is not in the "
-                             f"{what}'s public domain [{shown}]{hint}")
+            if what == "label":
+                shown = ", ".join(map(repr, col.categories or ()))
+                raise ValueError(f"{_LABEL_UNKNOWN} [{shown}] (column {col.name!r}; add the class to the schema's "
+                                 f"label categories if it is public){_find_rows(True)}")
+            raise ValueError(f"{_FEATURE_UNKNOWN}{_find_rows(False)}")
         return mapped
 
     def encode_label(self, y: ArrayLike) -> np.ndarray:
         r"""The label in the form a model is fitted on.
 
         A categorical label: the index of each value in :attr:`label_classes` (``numpy.intp``);
-        a value outside the domain or a missing label is refused. A numeric label: clipped to
+        a value outside the domain or a missing label is refused (naming the kind of problem
+        and the label's public domain, not the row or the value). A numeric label: clipped to
         :attr:`label_bounds` and mapped to :math:`[-1, 1]` by
         :math:`(2y - \text{low} - \text{high})/(\text{high} - \text{low})`; a missing or
         infinite label is refused.
@@ -548,9 +596,8 @@ class Schema:
         if lab.kind == "categorical":
             return self._codes(lab, y, policy_unknown="error", what="label", missing_ok=False)
         v = self._numeric_values(lab, y, "label")
-        missing = np.isnan(v)
-        if np.any(missing):
-            raise ValueError(f"row {int(np.argmax(missing))}, column {lab.name!r}: missing label")
+        if np.any(np.isnan(v)):
+            raise ValueError(f"{_LABEL_MISSING} (column {lab.name!r}; a label is never imputed){_find_rows(True)}")
         low, high = float(lab.low), float(lab.high)  # type: ignore[arg-type]
         return np.clip(2.0 * ((np.clip(v, low, high) - low) / (high - low)) - 1.0, -1.0, 1.0)
 

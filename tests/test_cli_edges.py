@@ -1,7 +1,8 @@
 """The ``pdpkit`` command line at its edges: output paths, atomic writes, signals, awkward CSV files.
 
 Every refusal is one line on stderr naming the option or the file, exit status 2, and leaves no
-output and no ``.pdpkit-*.tmp`` file; path problems are found before any work starts. Outputs get
+output and no ``.pdpkit-*.tmp`` file; a file that cannot be read as a CSV is refused without naming
+the line (``pdpkit check`` names it); path problems are found before any work starts. Outputs get
 the usual mode (0o666 & ~umask). Ctrl-C exits 130, SIGTERM 143, both with one line and nothing left.
 """
 
@@ -23,8 +24,9 @@ import pytest
 
 from pdpkit import cli
 from pdpkit.objpert import Release
+from pdpkit.release import RELEASE_FORMAT
 
-FIT = ["--label", "label", "--epsilon", "1", "--delta", "1e-5", "--seed", "3"]
+FIT = ["--label", "label", "--classes", "no,yes", "--epsilon", "1", "--delta", "1e-5", "--seed", "3"]
 
 
 def _rows(n: int = 200, seed: int = 1):
@@ -58,8 +60,16 @@ def _leftovers(directory) -> list[str]:
     return sorted(n for n in os.listdir(directory) if n.startswith(".pdpkit-"))
 
 
+def _without_seed_note(err: str) -> str:
+    """stderr less the one line that says a release was made from a seed (the tests fit with --seed)."""
+    lines = err.splitlines(keepends=True)
+    notes = [ln for ln in lines if ": warning: this release is reproducible from a seed" in ln]
+    assert len(notes) <= 1, err  # said once per command
+    return "".join(ln for ln in lines if ln not in notes)
+
+
 def _one_line_error(capsys, *needles: str) -> str:
-    err = capsys.readouterr().err
+    err = _without_seed_note(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert "Traceback" not in err
     for needle in needles:
@@ -97,7 +107,7 @@ def test_out_equal_to_an_input_is_refused_and_the_input_survives(tmp_path, data,
         assert cli.main(argv) == 2, argv
         _one_line_error(capsys, option, "is the input file")
     assert data.read_bytes() == before
-    assert json.loads(release.read_text())["format"] == "pdpkit-release/3"
+    assert json.loads(release.read_text())["format"] == RELEASE_FORMAT
     assert _leftovers(tmp_path) == [] and not (tmp_path / "r.csv").exists()
 
 
@@ -230,12 +240,12 @@ def test_a_gzip_file_is_read_transparently(tmp_path, data):
     assert json.loads(a.read_text())["theta"] == json.loads(b.read_text())["theta"]
 
 
-@pytest.mark.parametrize("content, needles", [
-    ("latin1", ["lat.csv", "line 3", "0xe9", "UTF-8"]),
-    ("truncated-gzip", ["lat.csv", "gzip", "corrupt"]),
-    ("utf16", ["lat.csv", "line 1", "UTF-8"]),
+@pytest.mark.parametrize("content, needles, detail", [
+    ("latin1", ["lat.csv", "a byte is not UTF-8", "iconv", "pdpkit check"], ["line 3", "0xe9"]),
+    ("truncated-gzip", ["lat.csv", "gzip", "corrupt"], None),
+    ("utf16", ["lat.csv", "a byte is not UTF-8", "pdpkit check"], ["line 1"]),
 ])
-def test_undecodable_files_are_refused_naming_the_file(tmp_path, capsys, content, needles):
+def test_undecodable_files_are_refused_naming_the_file(tmp_path, capsys, content, needles, detail):
     rows = _rows(5)
     rows[1][3] = "café"
     path = tmp_path / "lat.csv"
@@ -248,8 +258,13 @@ def test_undecodable_files_are_refused_naming_the_file(tmp_path, capsys, content
     out = tmp_path / "r.json"
     for argv in (["fit", str(path), *FIT, "--out", str(out)],):
         assert cli.main(argv) == 2
-        _one_line_error(capsys, *needles)
+        err = _one_line_error(capsys, *needles)
+        assert "line" not in err.split("; to find the rows")[0].replace(str(path), "")
     assert not out.exists() and _leftovers(tmp_path) == []
+    if detail:  # the non-private diagnostic names the line and the byte
+        assert cli.main(["check", str(path), "--label", "label"]) == 1
+        said = capsys.readouterr().out
+        assert said.startswith("NON-PRIVATE") and all(d in said for d in detail), said
 
 
 def test_a_malformed_csv_is_one_line_not_a_traceback(tmp_path, capsys):
@@ -257,8 +272,25 @@ def test_a_malformed_csv_is_one_line_not_a_traceback(tmp_path, capsys):
     path.write_text("a,b,label\n" + "0.1," + "9" * 200_000 + ",yes\n")  # beyond csv's field size limit
     out = tmp_path / "r.json"
     assert cli.main(["fit", str(path), *FIT, "--out", str(out)]) == 2
-    _one_line_error(capsys, "big_field.csv", "line")
+    _one_line_error(capsys, "big_field.csv", "limit", "pdpkit check")
     assert not out.exists()
+    assert cli.main(["check", str(path)]) == 1
+    assert "line 2, column 'b'" in capsys.readouterr().out
+
+
+def test_a_row_of_another_width_is_refused_without_its_number(tmp_path, capsys):
+    rows = _rows(20)
+    texts = []
+    for k in (3, 11):  # the short row elsewhere: the same message
+        bad = [list(r) for r in rows]
+        bad[k] = bad[k][:3]
+        path = _write_csv(tmp_path / f"w{k}.csv", rows=bad)
+        assert cli.main(["fit", str(path), *FIT, "--out", str(tmp_path / "r.json")]) == 2
+        err = _one_line_error(capsys, "another number of cells than the header (4)")
+        texts.append(err.replace(str(path), "DATA"))
+        assert cli.main(["check", str(path)]) == 1
+        assert f"row {k + 1} (line {k + 2}) has 3 cells" in capsys.readouterr().out
+    assert texts[0] == texts[1]
 
 
 # ----------------------------------------------------------------------------- interruptions
@@ -319,7 +351,8 @@ def test_sigterm_during_a_large_fit_leaves_nothing(tmp_path):
     path = tmp_path / "big.csv"
     np.savetxt(path, np.column_stack([X, y]), fmt=["%.5f"] * 8 + ["%d"], delimiter=",",
                header=",".join([f"f{j}" for j in range(8)] + ["label"]), comments="")
-    proc = _start(["fit", str(path), *FIT, "--out", "big.json"], tmp_path)
+    fit = [a if a != "no,yes" else "0,1" for a in FIT]
+    proc = _start(["fit", str(path), *fit, "--out", "big.json"], tmp_path)
     _wait_for_temp(proc, tmp_path)
     time.sleep(0.2)  # now reading 150k rows or fitting: about a second of work left
     proc.send_signal(signal.SIGTERM)
@@ -338,6 +371,6 @@ def test_python_dash_m_still_writes_a_complete_release(tmp_path, data):
     res = subprocess.run([sys.executable, "-m", "pdpkit", "fit", str(data), *FIT, "--out", "r.json"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert json.loads((tmp_path / "r.json").read_text())["format"] == "pdpkit-release/3"
+    assert json.loads((tmp_path / "r.json").read_text())["format"] == RELEASE_FORMAT
     with open(data) as fh:
         assert next(csv.reader(fh)) == ["a", "b", "c", "label"]

@@ -55,7 +55,10 @@ def schema_file(tmp_path, schema):
 
 
 def _err(capsys) -> str:
-    err = capsys.readouterr().err
+    lines = capsys.readouterr().err.splitlines(keepends=True)
+    notes = [ln for ln in lines if ": warning: this release is reproducible from a seed" in ln]
+    assert len(notes) <= 1, lines  # the seeded release's note, said once per command (the tests use --seed)
+    err = "".join(ln for ln in lines if ln not in notes)
     assert err.count("\n") == 1 and "Traceback" not in err, err
     return err
 
@@ -144,8 +147,8 @@ def test_fit_with_a_schema_is_the_estimator_on_the_schema_encoding(tmp_path, peo
     assert "3 features (6 encoded by --schema" in capsys.readouterr().out
     release = Release.from_json(rel.read_text())
     rows = schema.encode(frame)
-    est = ObjPertClassifier(1.0, 1e-6, random_state=5).fit(pd.DataFrame(rows, columns=schema.encoded_names),
-                                                             frame["label"])
+    est = ObjPertClassifier(1.0, 1e-6, classes=["no", "yes"], random_state=5).fit(
+        pd.DataFrame(rows, columns=schema.encoded_names), frame["label"])
     np.testing.assert_allclose(release.theta, est.release_.theta, rtol=1e-13)
     assert release.feature_names == ("age", "colour=red", "colour=green", "colour=blue", "colour=other", "score")
     assert "pid" not in release.feature_names  # the identifier is never a feature
@@ -174,7 +177,7 @@ def test_report_with_a_schema(tmp_path, people, schema, schema_file):
     assert cli.main(["report", str(rel), str(path), "--label", "label", "--schema", str(schema_file),
                      "--out", str(rep)]) == 0
     rows = schema.encode(frame)
-    est = ObjPertClassifier(1.0, 1e-6, random_state=5, report="data-independent").fit(
+    est = ObjPertClassifier(1.0, 1e-6, classes=["no", "yes"], random_state=5, report="data-independent").fit(
         pd.DataFrame(rows, columns=schema.encoded_names), frame["label"])
     np.testing.assert_allclose(pd.read_csv(rep)["epsilon_bound"],
                                est.privacy_report(pd.DataFrame(rows, columns=schema.encoded_names), frame["label"]),
@@ -196,19 +199,21 @@ def test_regression_labels_scaled_by_public_bounds_and_mapped_back(tmp_path):
     assert cli.main(["predict", str(rel), str(path), "--schema", str(sp), "--out", str(pred)]) == 0
     est = ObjPertRegressor(1.0, 1e-6, random_state=5).fit(pd.DataFrame(schema.encode({"x": x}), columns=["x"]),
                                                            (y - 200) / 200)
-    np.testing.assert_allclose(pd.read_csv(pred)["prediction"], 200 + 200 * est.predict(pd.DataFrame(schema.encode({"x": x}), columns=["x"])),
-                               rtol=1e-12)
+    encoded = pd.DataFrame(schema.encode({"x": x}), columns=["x"])
+    np.testing.assert_allclose(pd.read_csv(pred)["prediction"], 200 + 200 * est.predict(encoded), rtol=1e-12)
     assert cli.main(["fit", str(path), "--schema", str(sp), *FIT, "--loss", "logistic",
                      "--out", str(tmp_path / "n.json")]) == 2
 
 
 @pytest.mark.parametrize("edit, cell, needles", [
-    ("colour", "purple", ["row 3, column 'colour': 'purple' is not in", "handle_unknown"]),
-    ("age", "", ["row 3, column 'age': missing value", "handle_missing"]),
-    ("age", "old", ["row 3, column 'age': 'old' is not a number"]),
-    ("label", "maybe", ["row 3, column 'label': 'maybe' is not in the label's public domain"]),
+    ("colour", "purple", ["a categorical feature value is outside the schema's domain", "handle_unknown"]),
+    ("age", "", ["a feature value is missing", "handle_missing"]),
+    ("age", "old", ["a numeric feature cell is not a number"]),
+    ("age", "inf", ["a numeric feature cell is not a finite number"]),
+    ("label", "maybe", ["a label is not one of the schema's label classes ['no', 'yes'] (column 'label'"]),
+    ("label", "", ["a label cell is missing (column 'label'"]),
 ])
-def test_schema_refusals_name_row_and_column(tmp_path, people, schema_file, capsys, edit, cell, needles):
+def test_schema_refusals_name_the_kind_not_the_row(tmp_path, people, schema_file, capsys, edit, cell, needles):
     path, frame = people
     bad = frame.astype(object)
     bad.loc[2, edit] = cell
@@ -219,7 +224,13 @@ def test_schema_refusals_name_row_and_column(tmp_path, people, schema_file, caps
     err = _err(capsys)
     for needle in needles:
         assert needle in err, err
+    head, hint = err.split("; to find the rows")
+    assert not re.search(r"row \d|line \d", head) and repr(cell) not in head, err
+    assert "pdpkit.check" not in err and f"pdpkit check {bp} --schema {schema_file}" in hint  # the CLI's command
     assert not out.exists()
+    assert cli.main(["check", str(bp), "--schema", str(schema_file)]) == 1
+    said = capsys.readouterr().out
+    assert said.startswith("NON-PRIVATE") and f"column '{edit}': row 3" in said, said
 
 
 def test_missing_values_by_the_schema_rule(tmp_path, people, schema, capsys):
@@ -277,18 +288,18 @@ def test_drop_and_features_choose_the_columns(tmp_path, people, capsys):
     npath = tmp_path / "n.csv"
     numeric.assign(age=numeric["age"] / 200).to_csv(npath, index=False)
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    assert cli.main(["fit", str(npath), "--label", "label", "--drop", "pid", "--row-norm", "clip", *FIT,
-                     "--out", str(a)]) == 0
-    assert cli.main(["fit", str(npath), "--label", "label", "--features", "age,score", "--row-norm", "clip", *FIT,
-                     "--out", str(b)]) == 0
+    assert cli.main(["fit", str(npath), "--label", "label", "--classes", "no,yes", "--drop", "pid", "--row-norm",
+                     "clip", *FIT, "--out", str(a)]) == 0
+    assert cli.main(["fit", str(npath), "--label", "label", "--classes", "no,yes", "--features", "age,score",
+                     "--row-norm", "clip", *FIT, "--out", str(b)]) == 0
     ra, rb = Release.from_json(a.read_text()), Release.from_json(b.read_text())
     assert ra.feature_names == rb.feature_names == ("age", "score")
     assert ra.theta.tolist() == rb.theta.tolist()
     capsys.readouterr()
-    assert cli.main(["fit", str(npath), "--label", "label", "--features", "age,nope", *FIT,
+    assert cli.main(["fit", str(npath), "--label", "label", "--classes", "no,yes", "--features", "age,nope", *FIT,
                      "--out", str(tmp_path / "c.json")]) == 2
     assert "--features: no column(s) 'nope'" in _err(capsys)
-    assert cli.main(["fit", str(npath), "--label", "label", "--drop", "label", *FIT,
+    assert cli.main(["fit", str(npath), "--label", "label", "--classes", "no,yes", "--drop", "label", *FIT,
                      "--out", str(tmp_path / "c.json")]) == 2
     assert "--drop: 'label' is the label (--label)" in _err(capsys)
     with pytest.raises(SystemExit) as exc:
@@ -300,9 +311,13 @@ def test_drop_and_features_choose_the_columns(tmp_path, people, capsys):
 
 def test_a_text_column_without_a_schema_is_refused(tmp_path, people, capsys):
     path, _ = people
-    assert cli.main(["fit", str(path), "--label", "label", "--drop", "pid", *FIT,
+    assert cli.main(["fit", str(path), "--label", "label", "--classes", "no,yes", "--drop", "pid", *FIT,
                      "--out", str(tmp_path / "x.json")]) == 2
-    assert re.search(r"row 1, column 'colour': '\w+' is not a number", _err(capsys))
+    err = _err(capsys)
+    assert "a numeric feature cell is not a number (text, or an empty cell)" in err
+    assert "colour" not in err.split("; to find the rows")[0]
+    assert err.rstrip().endswith(f"pdpkit check {path} --label label --classes no,yes --drop pid --norm-bound 1 "
+                                 "--delta 1e-06")
 
 
 def test_a_label_that_the_schema_makes_a_feature_is_refused(tmp_path, people, schema, capsys):
@@ -314,9 +329,12 @@ def test_a_label_that_the_schema_makes_a_feature_is_refused(tmp_path, people, sc
     assert cli.main(["fit", str(path), "--schema", str(sp), "--label", "label", *FIT,
                      "--out", str(tmp_path / "x.json")]) == 2
     assert "--label label: is a feature column of the schema" in _err(capsys)
-    # a schema without a label, with --label naming a column outside it, fits
+    # a schema without a label, with --label naming a column outside it, fits with --classes (and not without)
     Schema([c for c in schema.columns if c.role != "label"]).write(sp)
     assert cli.main(["fit", str(path), "--schema", str(sp), "--label", "label", *FIT,
+                     "--out", str(tmp_path / "y.json")]) == 2
+    assert "--classes: give the public list of classes" in _err(capsys)
+    assert cli.main(["fit", str(path), "--schema", str(sp), "--label", "label", "--classes", "no,yes", *FIT,
                      "--out", str(tmp_path / "y.json")]) == 0
 
 
@@ -346,7 +364,7 @@ def test_budget(tmp_path, people, schema_file, capsys):
 
 def test_budget_options_come_together(tmp_path, people, capsys):
     path, _ = people
-    assert cli.main(["fit", str(path), "--label", "label", *FIT, "--budget-epsilon", "1",
+    assert cli.main(["fit", str(path), "--label", "label", "--classes", "no,yes", *FIT, "--budget-epsilon", "1",
                      "--out", str(tmp_path / "x.json")]) == 2
     assert "give both --budget-epsilon and --budget-delta" in _err(capsys)
 
@@ -357,11 +375,16 @@ def test_quoted_fields_and_line_breaks_keep_row_and_line_numbers(tmp_path, capsy
     path.write_text('a,b,label\n0.1,"0.2",yes\n"0.3","0.4",no\n\n0.5,"x\ny",no\n')
     frame, lines = cli._read_table(str(path))
     assert frame.shape == (3, 3) and lines.tolist() == [2, 3, 5]
-    assert cli.main(["fit", str(path), "--label", "label", *FIT, "--out", str(tmp_path / "o.json")]) == 2
-    assert "row 3, column 'b': 'x\\ny' is not a number" in _err(capsys)
+    argv = ["--label", "label", "--classes", "no,yes"]
+    assert cli.main(["fit", str(path), *argv, *FIT, "--out", str(tmp_path / "o.json")]) == 2
+    assert "a numeric feature cell is not a number" in _err(capsys)
+    assert cli.main(["check", str(path), *argv]) == 1
+    assert "column 'b': row 3 (value 'x\\ny')" in capsys.readouterr().out
     path.write_text('a,b,label\n0.1,"0.2",yes\n0.3,0.4\n')
-    assert cli.main(["fit", str(path), "--label", "label", *FIT, "--out", str(tmp_path / "o.json")]) == 2
-    assert "row 2 has 2 cells, the header has 3" in _err(capsys)
+    assert cli.main(["fit", str(path), *argv, *FIT, "--out", str(tmp_path / "o.json")]) == 2
+    assert "a row has another number of cells than the header (3)" in _err(capsys)
+    assert cli.main(["check", str(path), *argv]) == 1
+    assert "row 2 (line 3) has 2 cells, the header has 3" in capsys.readouterr().out
 
 
 def test_read_table_and_read_csv_agree_with_pandas(tmp_path):
@@ -374,6 +397,23 @@ def test_read_table_and_read_csv_agree_with_pandas(tmp_path):
     assert list(y) == list(frame["label"]) and names == ["a", "b", "c"]
     text, lines = cli._read_table(str(path))
     assert lines.tolist() == list(range(2, 52)) and list(text.columns) == ["a", "b", "c", "label"]
+
+
+def test_classes_and_a_schema_must_agree(tmp_path, people, schema, schema_file, capsys):
+    path, _ = people
+    out = tmp_path / "x.json"
+    assert cli.main(["fit", str(path), "--schema", str(schema_file), "--classes", "yes,no", *FIT,
+                     "--out", str(out)]) == 2
+    assert "--classes yes,no: the schema's label classes are no,yes" in _err(capsys)
+    assert cli.main(["fit", str(path), "--schema", str(schema_file), "--classes", "no,yes", *FIT,
+                     "--out", str(out)]) == 0
+    capsys.readouterr()
+    numeric = tmp_path / "numeric.json"
+    Schema([c for c in schema.columns if c.role != "label"] + [Column("label", role="label", low=0, high=1)]).write(
+        numeric)
+    assert cli.main(["fit", str(path), "--schema", str(numeric), "--classes", "no,yes", *FIT,
+                     "--out", str(out)]) == 2
+    assert "--classes: the schema's label 'label' is numeric" in _err(capsys)
 
 
 def test_a_leak_warning_is_one_line(capsys):
@@ -435,5 +475,5 @@ def test_label_text_is_kept_exactly(tmp_path):
     path = tmp_path / "l.csv"
     frame.to_csv(path, index=False)
     rel = tmp_path / "r.json"
-    assert cli.main(["fit", str(path), "--label", "label", *FIT, "--out", str(rel)]) == 0
+    assert cli.main(["fit", str(path), "--label", "label", "--classes", "01,10", *FIT, "--out", str(rel)]) == 0
     assert Release.from_json(rel.read_text()).classes == ("01", "10")

@@ -33,6 +33,7 @@ import numpy as np
 
 D = 50
 BLOCK = 200_000
+CLASSES = [-1.0, 1.0]  # the labels _block draws; +1 is the positive class
 HERE = pathlib.Path(__file__).resolve()
 
 
@@ -106,7 +107,7 @@ def _run_estimator(X, y, n: int) -> dict:
     # the certificate's float64 floor grows like n u (f' and the margins are rounded to float64):
     # the default tau = 1e-8 certifies up to about 1e7 rows at d = 50; beyond, a public 1e-7
     kw = dict(epsilon=1.0, delta=1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6, random_state=0,
-              grad_tol=1e-8 if n <= 10**7 else 1e-7)
+              grad_tol=1e-8 if n <= 10**7 else 1e-7, classes=CLASSES)
     _solver._ROWS_READ[0] = 0
     t0 = time.perf_counter()
     clf = ObjPertClassifier(**kw).fit(X, y)
@@ -124,7 +125,7 @@ def one(backend: str, n: int) -> dict:
     from pdpkit.estimators import ObjPertClassifier
 
     warm = _block(1, 0, 2000)
-    ObjPertClassifier(epsilon=1.0, delta=1e-6, random_state=0).fit(warm[:, :D], warm[:, D])  # imports, caches
+    ObjPertClassifier(epsilon=1.0, delta=1e-6, random_state=0, classes=CLASSES).fit(warm[:, :D], warm[:, D])  # warm-up
     nbytes = n * D * 8
     out = {"backend": backend, "n": n, "d": D, "bytes": nbytes}
     tmp = None

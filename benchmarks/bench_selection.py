@@ -34,6 +34,7 @@ from pdpkit.selection import default_repetitions
 EPS = (0.5, 1.0, 2.0)
 SEEDS = 5
 DELTA = 1e-6
+CLASSES = [0, 1]  # breast_cancer's documented classes: 0 malignant, 1 benign (positive)
 
 
 def _nonprivate_tuning(eps: float, Xtr, ytr, Xte, yte, seed: int) -> float:
@@ -41,7 +42,7 @@ def _nonprivate_tuning(eps: float, Xtr, ytr, Xte, yte, seed: int) -> float:
     best, best_acc = None, -1.0
     for lam in DEFAULT_LAMS:
         try:
-            est = ObjPertClassifier(eps, DELTA, lam=lam, random_state=seed).fit(Xa, ya)
+            est = ObjPertClassifier(eps, DELTA, lam=lam, classes=CLASSES, random_state=seed).fit(Xa, ya)
         except ValueError:  # lam too small for this eps
             continue
         acc = est.score(Xv, yv)
@@ -64,13 +65,15 @@ def main() -> None:
         for seed in range(SEEDS):
             Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
             t0 = time.perf_counter()
-            acc["cv"].append(ObjPertClassifierCV(eps, DELTA, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
+            cv = ObjPertClassifierCV(eps, DELTA, classes=CLASSES, random_state=seed)
+            acc["cv"].append(cv.fit(Xtr, ytr).score(Xte, yte))
             t1 = time.perf_counter()
-            acc["def"].append(ObjPertClassifier(eps, DELTA, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
+            default = ObjPertClassifier(eps, DELTA, classes=CLASSES, random_state=seed)
+            acc["def"].append(default.fit(Xtr, ytr).score(Xte, yte))
             t2 = time.perf_counter()
             t_cv, t_def = t_cv + (t1 - t0), t_def + (t2 - t1)
             acc["poi"].append(ObjPertClassifierCV(eps, DELTA, select_mean=poisson_mean, select_shape=math.inf,
-                                                  random_state=seed).fit(Xtr, ytr).score(Xte, yte))
+                                                  classes=CLASSES, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
             acc["npt"].append(_nonprivate_tuning(eps, Xtr, ytr, Xte, yte, seed))
             acc["np"].append(LogisticRegression(max_iter=5000).fit(Xtr, ytr).score(Xte, yte))
         m = {k: float(np.mean(v)) for k, v in acc.items()}

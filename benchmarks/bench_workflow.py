@@ -134,7 +134,16 @@ class Task(NamedTuple):
 
     @property
     def n_classes(self) -> int:
-        return int(self.y.max()) + 1
+        return DOCUMENTED_CLASSES[self.name]
+
+    @property
+    def classes(self) -> list[int]:
+        """The public classes: the class indices 0..K-1 of the data set's documented K (never read off y)."""
+        return list(range(self.n_classes))
+
+
+#: The number of classes each data set documents (its public label domain, as class indices 0..K-1).
+DOCUMENTED_CLASSES = {"breast_cancer": 2, "adult": 2, "credit_default": 2, "iris": 3, "wine": 3, "digits": 10}
 
 
 def _stratified_splits(y: np.ndarray) -> list:
@@ -276,7 +285,7 @@ def _pdpkit_runs(task: Task, make_estimator, label: str) -> dict | str:
         _clear_calibration_caches()  # the first seed's fit includes the calibration: "cold"
         for seed, (tr, te) in enumerate(task.splits):
             try:
-                est = make_estimator(eps, seed)
+                est = make_estimator(eps, seed, task.classes)
             except (ImportError, TypeError) as exc:
                 return f"not available ({type(exc).__name__}: {exc})"
             pipe = make_pipeline(make_encoder(task), est)
@@ -314,12 +323,12 @@ def _accountant(eps: float):
     return PrivacyAccountant(eps, DELTA)
 
 
-def _with_accountant(cls, eps: float, seed: int):
-    """``cls(eps, DELTA)``, charging a session accountant of the same budget when pdpkit has one."""
+def _with_accountant(cls, eps: float, seed: int, classes: list):
+    """``cls(eps, DELTA, classes=classes)``, charging a session accountant of the same budget when pdpkit has one."""
     acc = _accountant(eps)
     if acc is not None and "accountant" in cls().get_params():
-        return cls(eps, DELTA, random_state=seed, accountant=acc)
-    return cls(eps, DELTA, random_state=seed)
+        return cls(eps, DELTA, random_state=seed, accountant=acc, classes=classes)
+    return cls(eps, DELTA, random_state=seed, classes=classes)
 
 
 def _clear_calibration_caches() -> None:
@@ -345,17 +354,17 @@ def _check_guarantee(est, eps: float, label: str) -> None:
         raise AssertionError(f"{label}: guarantee ({g.epsilon}, {g.delta}) exceeds the budget ({eps}, {DELTA})")
 
 
-def _objpert(eps: float, seed: int):
-    return _with_accountant(ObjPertClassifier, eps, seed)
+def _objpert(eps: float, seed: int, classes: list):
+    return _with_accountant(ObjPertClassifier, eps, seed, classes)
 
 
-def _objpert_cv(eps: float, seed: int):
+def _objpert_cv(eps: float, seed: int, classes: list):
     try:
         from pdpkit.model_selection import ObjPertClassifierCV
     except ImportError:
         from pdpkit.estimators import ObjPertClassifierCV
 
-    return _with_accountant(ObjPertClassifierCV, eps, seed)
+    return _with_accountant(ObjPertClassifierCV, eps, seed, classes)
 
 
 def _nonprivate(task: Task, E: np.ndarray) -> dict:

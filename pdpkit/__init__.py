@@ -22,7 +22,8 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.accountant` — one budget for a session of releases, composed tightly.
 * :mod:`pdpkit.selection`, :mod:`pdpkit.model_selection` — private choice of λ, paid for.
 * :mod:`pdpkit.release` — the release file, its total guarantee and ledger.
-* :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict, page).
+* :mod:`pdpkit.check` — the curator's non-private diagnostic: the rows a fit would refuse.
+* :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict, page, check).
 * :mod:`pdpkit.page` — the privacy page: each person computes their own bound in the browser.
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
@@ -34,6 +35,7 @@ from . import (
     amp,
     analyze_gauss,
     audit,
+    check,
     cli,
     datasets,
     estimators,

@@ -21,6 +21,7 @@ __all__ = [
     "scalar_nonnegative",
     "scalar_probability",
     "as_generator",
+    "charged_generator",
     "check_member_flags",
     "check_member_records",
     "check_json_keys",
@@ -122,6 +123,53 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
             raise ValueError(f"{name} must be a non-negative integer seed; got {rng}")
         return np.random.default_rng(int(rng))
     raise TypeError(f"{name} must be an int seed, a numpy.random.Generator or None; got {type(rng).__name__}")
+
+
+#: The first word of every charged release's spawn key: keeps the streams of
+#: :func:`charged_generator` apart from any ``SeedSequence(seed).spawn(...)`` a caller makes.
+_CHARGE_STREAM_TAG = 0x70647063  # "pdpc"
+
+
+def charged_generator(random_state: Any, position: int, name: str = "random_state") -> np.random.Generator:
+    r"""The noise of the release charged at ``position`` of an accountant's ledger.
+
+    Every charged release draws from its own stream, whatever seed the caller passed:
+    ``SeedSequence(entropy, spawn_key=(tag, position))``, where ``entropy`` is
+
+    * the caller's integer seed (the run is reproducible from it),
+    * 128 bits drawn from the caller's ``Generator`` (which advances), or
+    * 128 bits of OS entropy for ``None``.
+
+    Two charges of one ledger have different positions, hence different spawn keys:
+    ``SeedSequence`` hashes entropy and spawn key together into the generator's state, the
+    mechanism numpy provides for independent parallel streams (its ``spawn``), so two
+    releases never share noise even when both were given ``random_state=0``. (Seeding each
+    from ``default_rng(0)``, as before, gave them the same standard-normal vector, and their
+    composition was then no longer the independent composition the accountant computes.)
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator or None
+        The caller's source of randomness.
+    position : int
+        The charge's place in the ledger (>= 0): its first entry's index.
+    name : str
+        The parameter's name in error messages.
+    """
+    if isinstance(position, (bool, np.bool_)) or not isinstance(position, (int, np.integer)) or position < 0:
+        raise ValueError(f"position must be an integer >= 0; got {position!r}")
+    if random_state is None:
+        entropy: Any = np.random.SeedSequence().entropy
+    elif isinstance(random_state, np.random.Generator):
+        entropy = [int(v) for v in random_state.integers(0, 2**32, size=4, dtype=np.uint64)]
+    elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)):
+        if random_state < 0:
+            raise ValueError(f"{name} must be a non-negative integer seed; got {random_state}")
+        entropy = int(random_state)
+    else:
+        raise TypeError(f"{name} must be an int seed, a numpy.random.Generator or None; "
+                        f"got {type(random_state).__name__}")
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(_CHARGE_STREAM_TAG, int(position))))
 
 
 def check_member_flags(member: Any, m: int) -> np.ndarray:

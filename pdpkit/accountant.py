@@ -37,12 +37,15 @@ from __future__ import annotations
 
 import functools
 import math
+import secrets
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ._display import fmt_up as _up
 from ._validation import check_json_keys as _keys
 from ._validation import check_probability
 from .accounting import (
@@ -58,6 +61,7 @@ __all__ = [
     "Guarantee",
     "Charge",
     "BudgetExceededError",
+    "DetachedAccountantError",
     "PrivacyAccountant",
     "compose",
     "ledger_guarantee",
@@ -175,9 +179,10 @@ class Guarantee:
         object.__setattr__(self, "parts", parts)
 
     def __str__(self) -> str:
-        head = f"({self.epsilon:.4g}, {self.delta:.3g})-DP [{self.accounting}, add/remove one record]"
+        # ε and δ are upper bounds: shown rounded up (4 and 3 significant digits), never below the guarantee
+        head = f"({_up(self.epsilon, 4)}, {_up(self.delta, 3)})-DP [{self.accounting}, add/remove one record]"
         if len(self.parts) > 1:
-            head += " = " + " + ".join(f"{p.name} ({p.epsilon:.4g}, {p.delta:.3g})" for p in self.parts)
+            head += " = " + " + ".join(f"{p.name} ({_up(p.epsilon, 4)}, {_up(p.delta, 3)})" for p in self.parts)
         return head
 
     def part(self, name: str) -> GuaranteePart:
@@ -469,6 +474,27 @@ class BudgetExceededError(ValueError):
     """A release would take the accountant's total above its budget; nothing was charged or released."""
 
 
+class DetachedAccountantError(RuntimeError):
+    """A charge on a pickled copy of an accountant in another process: refused, nothing was released."""
+
+
+#: The accountants alive in this process, by session id: an accountant unpickled here is the live one.
+_LIVE: weakref.WeakValueDictionary[str, PrivacyAccountant] = weakref.WeakValueDictionary()
+
+
+def _restore_accountant(session: str, epsilon: float, delta: float, ledger: list) -> PrivacyAccountant:
+    """Unpickling: the live accountant of ``session`` in this process, else a detached copy that refuses charges."""
+    live = _LIVE.get(session)
+    if live is not None:
+        return live
+    acc = PrivacyAccountant.__new__(PrivacyAccountant)
+    acc.epsilon, acc.delta = float(epsilon), float(delta)
+    acc._ledger = [Charge.from_dict(c) for c in ledger]
+    acc._session = session
+    acc._detached = True
+    return acc
+
+
 class PrivacyAccountant:
     r"""A privacy budget :math:`(\varepsilon, \delta)` for a session of releases, and its ledger.
 
@@ -488,7 +514,8 @@ class PrivacyAccountant:
     Examples
     --------
     >>> acc = PrivacyAccountant(1.0, 1e-6)
-    >>> acc.charge_gaussian(mu=0.2, name="feature means")
+    >>> acc.charge_gaussian(mu=0.2, name="feature means")  # its place in the ledger
+    0
     >>> round(acc.spent().epsilon, 3) < 1.0
     True
     """
@@ -499,6 +526,20 @@ class PrivacyAccountant:
             raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {epsilon!r}")
         self.delta = _delta(delta, "delta")
         self._ledger: list[Charge] = []
+        self._session = secrets.token_hex(16)
+        self._detached = False
+        _LIVE[self._session] = self
+
+    def __reduce__(self) -> tuple:
+        # Pickling (joblib's process pools, multiprocessing, a saved estimator) must not make a second
+        # budget: unpickled in the process that holds this accountant it IS this accountant; anywhere
+        # else it is a detached copy that shows the ledger as it was and refuses every charge.
+        return (_restore_accountant, (self._session, self.epsilon, self.delta, [c.to_dict() for c in self._ledger]))
+
+    @property
+    def detached(self) -> bool:
+        """Whether this is a copy of a session's accountant made by pickling in another process (it refuses charges)."""
+        return self._detached
 
     def __deepcopy__(self, memo: dict) -> PrivacyAccountant:
         # One session, one budget: scikit-learn's clone (GridSearchCV, cross_val_score) deep-copies an
@@ -509,11 +550,13 @@ class PrivacyAccountant:
         return self
 
     def __repr__(self) -> str:
+        # budget and spending are both caps, rounded up alike: spent <= budget still reads so
+        budget = f"budget=({_up(self.epsilon, 4)}, {_up(self.delta, 3)})"
         if not self._ledger:
-            return f"PrivacyAccountant(budget=({self.epsilon:.4g}, {self.delta:.3g}), nothing spent)"
+            return f"PrivacyAccountant({budget}, nothing spent)"
         g = self.spent()
-        return (f"PrivacyAccountant(budget=({self.epsilon:.4g}, {self.delta:.3g}), spent=({g.epsilon:.4g}, "
-                f"{g.delta:.3g}), {len(self._ledger)} entries)")
+        spent = f"spent=({_up(g.epsilon, 4)}, {_up(g.delta, 3)})"
+        return f"PrivacyAccountant({budget}, {spent}, {len(self._ledger)} entries)"
 
     @property
     def ledger(self) -> tuple[Charge, ...]:
@@ -546,8 +589,13 @@ class PrivacyAccountant:
         """The budget's ε minus the total spent (by composition: later charges cost less than alone)."""
         return max(self.epsilon - self.total_epsilon(), 0.0)
 
-    def charge(self, charges: Any) -> None:
+    def charge(self, charges: Any) -> int:
         """Add ``charges`` to the ledger, or raise :class:`BudgetExceededError` and add nothing.
+
+        Returns the ledger position of the first added entry: a charged release draws its noise
+        from the stream of that position (:func:`pdpkit._validation.charged_generator`), so
+        two releases of one ledger never share noise, whatever seeds their callers passed. A
+        detached copy (:attr:`detached`) refuses with :class:`DetachedAccountantError`.
 
         Parameters
         ----------
@@ -557,16 +605,24 @@ class PrivacyAccountant:
         extra = (charges,) if isinstance(charges, Charge) else tuple(charges)
         if not all(isinstance(c, Charge) for c in extra):
             raise TypeError("charges must be Charge objects")
+        if self._detached:
+            raise DetachedAccountantError(
+                "this PrivacyAccountant is a copy made by pickling in another process (for example by joblib "
+                "when n_jobs > 1): a charge here would never reach the session's ledger, so it is refused and "
+                "nothing was released. Fit in the session's process (n_jobs=1, or joblib's threading backend), "
+                "or fit without an accountant and charge its release to the session's accountant yourself")
         after = self.total_epsilon(extra)
         if after > self.epsilon * (1.0 + 1e-12):
             names = ", ".join(repr(c.name) for c in extra)
             raise BudgetExceededError(
-                f"charging {names} would spend epsilon = {after:.4g} at delta = {self.delta:.3g}, above the budget "
-                f"epsilon = {self.epsilon:.4g}: nothing was released; lower this release's epsilon (or raise its "
-                f"noise) or start a new accountant with a larger budget")
+                f"charging {names} would spend epsilon = {_up(after)} at delta = {_up(self.delta, 3)}, above the "
+                f"budget epsilon = {self.epsilon:.4g}: nothing was released; lower this release's epsilon (or raise "
+                f"its noise) or start a new accountant with a larger budget")
+        position = len(self._ledger)
         self._ledger.extend(extra)
+        return position
 
-    def charge_gaussian(self, *, mu: float, name: str, count: int = 1, delta: float | None = None) -> None:
+    def charge_gaussian(self, *, mu: float, name: str, count: int = 1, delta: float | None = None) -> int:
         r"""Charge ``count`` Gaussian mechanisms of parameter :math:`\mu = \Delta/s` each.
 
         Parameters
@@ -580,11 +636,11 @@ class PrivacyAccountant:
         delta : float, optional
             δ at which the entry's own ε is listed (default: the budget's).
         """
-        self.charge(Charge(name=name, kind="gaussian", params={"mu": mu}, count=count,
+        return self.charge(Charge(name=name, kind="gaussian", params={"mu": mu}, count=count,
                            delta=self.delta if delta is None else delta))
 
     def charge_objpert(self, *, L: float, beta: float, lam: float, sigma: float, name: str, mu_out: float = 0.0,
-                       count: int = 1, delta: float | None = None) -> None:
+                       count: int = 1, delta: float | None = None) -> int:
         r"""Charge ``count`` ObjPert fits (constants L and β at the rows' bound, sharp constant) with output noise μ.
 
         Parameters
@@ -606,11 +662,11 @@ class PrivacyAccountant:
         delta : float, optional
             δ at which the entry's own ε is listed (default: the budget's).
         """
-        self.charge(Charge(name=name, kind="objpert",
+        return self.charge(Charge(name=name, kind="objpert",
                            params={"L": L, "beta": beta, "lam": lam, "sigma": sigma, "mu_out": mu_out},
                            count=count, delta=self.delta if delta is None else delta))
 
-    def charge_selection(self, selection: Any, *, name: str, delta: float | None = None) -> None:
+    def charge_selection(self, selection: Any, *, name: str, delta: float | None = None) -> int:
         """Charge a private selection (:class:`pdpkit.selection.SelectionCharge`).
 
         Parameters
@@ -622,7 +678,7 @@ class PrivacyAccountant:
         delta : float, optional
             δ at which the entry's own ε is listed (default: the budget's).
         """
-        self.charge(Charge(name=name, kind="selection", params=selection,
+        return self.charge(Charge(name=name, kind="selection", params=selection,
                            delta=self.delta if delta is None else delta))
 
     def spent(self) -> Guarantee:

@@ -28,19 +28,20 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets  # noqa: F401 (the test-only variant)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_generator, check_positive, check_probability
+from ._validation import as_generator, charged_generator, check_positive, check_probability
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
-from ._solver import _is_dask, _Rows, _run_pending_check
+from ._solver import FIND_ROWS, _is_dask, _Rows, _run_pending_check, row_beyond_bound_message
 from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
 from .accountant import BudgetExceededError, Charge, PrivacyAccountant, objpert_calibrate_composed
 from .release import Guarantee, Release, multiclass_release, objpert_release
@@ -51,7 +52,15 @@ __all__ = [
     "ObjPertEstimator",
     "EXPECTED_FAILED_CHECKS",
     "prepare_rows",
+    "UNKNOWN_LABEL_POLICIES",
 ]
+
+#: What a classifier does with a record whose label is not one of its public classes:
+#: ``"raise"`` refuses the data set (the guarantee's universe holds the public classes only; the
+#: message names no label, row or count), ``"ignore"`` leaves the record out — a fixed rule
+#: applied to each record on its own, so neighbouring data sets stay neighbours (or become
+#: equal) after it, and the guarantee holds for every data set.
+UNKNOWN_LABEL_POLICIES = ("raise", "ignore")
 
 #: scikit-learn checks that ``sklearn.utils.estimator_checks.check_estimator`` is told to
 #: expect to fail, with the reason (passed as ``expected_failed_checks``). Empty: both
@@ -65,8 +74,9 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
                  name: str = "X") -> np.ndarray:
     r"""The rows ObjPert is fitted on: checked or clipped to ``norm_bound``, with the intercept column.
 
-    ``row_norm="raise"``: a ``ValueError`` names the first row (0-based index) whose Euclidean
-    norm exceeds ``norm_bound`` and its norm. ``"clip"``: such rows are scaled onto the ball.
+    ``row_norm="raise"``: a ``ValueError`` when a row's Euclidean norm exceeds ``norm_bound``
+    (the message names no row, norm or count: :func:`pdpkit.check.check_nonprivate` finds
+    them). ``"clip"``: such rows are scaled onto the ball.
     With ``fit_intercept`` a constant column equal to ``norm_bound`` is appended (rows then have
     norm at most :math:`\sqrt2` ``norm_bound``).
 
@@ -96,10 +106,7 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     over = norms > R * (1.0 + 1e-12)
     if np.any(over):
         if row_norm == "raise":
-            i = int(np.argmax(over))
-            raise ValueError(f"row {i} of {name} has Euclidean norm {norms[i]:.6g} > norm_bound={R:g} "
-                             f"({int(over.sum())} such rows); the guarantee needs every row inside the ball: "
-                             f"rescale the features, raise norm_bound, or pass row_norm='clip'")
+            raise ValueError(row_beyond_bound_message(name, R))
         X = X * np.minimum(1.0, R / np.where(norms > 0, norms, 1.0))[:, None]
     if fit_intercept:
         out = np.empty((X.shape[0], X.shape[1] + 1))
@@ -226,6 +233,10 @@ class ObjPertEstimator(BaseEstimator):
         if not (math.isfinite(loss.lipschitz) and math.isfinite(loss.smoothness)):
             raise ValueError(f"loss {loss.name!r} has an unbounded gradient: objective perturbation with it has "
                              f"no DP guarantee; use 'logistic' (classification) or 'huber'/'robust_log' (regression)")
+        if not math.isfinite(loss.self_concordance):
+            raise ValueError(f"loss {loss.name!r} has no finite self-concordance constant: the solver's iteration "
+                             "budget is proven for quasi-self-concordant losses only, and a fit that could run out of "
+                             "iterations would fail or succeed depending on one record")
         return loss
 
     def _validate_params(self) -> None:
@@ -236,9 +247,6 @@ class ObjPertEstimator(BaseEstimator):
                 raise TypeError(f"{name} must be a real number; got {value!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
-        if isinstance(self.solver_max_iter, (bool, np.bool_)) or \
-                not isinstance(self.solver_max_iter, (int, np.integer)) or self.solver_max_iter < 1:
-            raise ValueError(f"solver_max_iter must be an integer >= 1; got {self.solver_max_iter!r}")
         check_positive(self.grad_tol, "grad_tol")
         eps = float(check_positive(self.epsilon, "epsilon"))
         if eps > 500.0:
@@ -300,21 +308,24 @@ class ObjPertEstimator(BaseEstimator):
                               delta=float(self.report_delta)))
         return out
 
-    def _charge(self, charges: list) -> Any:
+    def _charge(self, charges: list) -> tuple[Any, np.random.Generator]:
+        """Charge the accountant (before any noise is drawn) and return it with the fit's noise generator.
+
+        With an accountant the noise comes from the stream of the charge's ledger position
+        (:func:`pdpkit._validation.charged_generator`): independent of every other release of
+        the session, whatever ``random_state`` is. Without one, from ``random_state`` itself.
+        """
         acc = getattr(self, "accountant", None)
         if acc is None:
-            return None
+            return None, as_generator(self.random_state, "random_state")
         if not isinstance(acc, PrivacyAccountant):
             raise TypeError(f"accountant must be a pdpkit.accountant.PrivacyAccountant; got {type(acc).__name__}")
-        acc.charge(charges)  # BudgetExceededError before any noise is drawn
-        return acc
+        position = acc.charge(charges)  # BudgetExceededError before any noise is drawn
+        return acc, charged_generator(self.random_state, position)
 
-    def _warn_leaks(self, X: Any) -> None:
-        if getattr(self, "schema", None) is not None or _is_dask(X) or not isinstance(X, np.ndarray):
-            return
-        from .preprocessing import leak_warnings
-
-        leak_warnings(X, norm_bound=float(self.norm_bound), delta=float(self.delta), stacklevel=4)
+    def _seeded(self) -> bool:
+        """Whether the noise comes from a caller's seed (an int or a Generator): the release says so."""
+        return self.random_state is not None
 
     def _rows(self, X: Any, defer: bool = False) -> _Rows:
         # the rows of prepare_rows, read block by block by the solver and the report: no copy of X
@@ -324,7 +335,10 @@ class ObjPertEstimator(BaseEstimator):
     def _validate(self, X: Any, y: Any, *, reset: bool, y_numeric: bool = False) -> tuple[Any, Any]:
         """validate_data, or for a Dask array the same checks without loading it (shape and features)."""
         if not _is_dask(X):
-            return validate_data(self, X, y, reset=reset, y_numeric=y_numeric)
+            try:
+                return validate_data(self, X, y, reset=reset, y_numeric=y_numeric)
+            except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
+                raise type(exc)(_private_message(str(exc))) from None
         if X.ndim != 2:
             raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
         if reset:
@@ -343,21 +357,14 @@ class ObjPertEstimator(BaseEstimator):
     def _fit_signed(self, X: np.ndarray, y_signed: np.ndarray, classes: Any) -> None:
         self._validate_params()
         loss = self._loss()
-        self._warn_leaks(X)
         rows = self._rows(X)
         lam, sigma = self._calibrate(loss)
         scales = self._report_scales(loss)
-        acc = self._charge(self._own_charges(loss, lam, sigma, 1, scales))
-        rng = as_generator(self.random_state, "random_state")
+        acc, rng = self._charge(self._own_charges(loss, lam, sigma, 1, scales))
         grad_tol = float(self.grad_tol)
-        try:
-            fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
-                              norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
-                              sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam,
-                                                          mu=_output_mu(float(self.epsilon))),
-                              max_iter=int(self.solver_max_iter))
-        except RuntimeError as exc:  # name the estimator's own parameters
-            raise RuntimeError(str(exc).replace("max_iter", "solver_max_iter")) from None
+        fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
+                          norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
+                          sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam, mu=_output_mu(float(self.epsilon))))
         report = None
         report_delta = float(self.report_delta) if scales else None
         if self.report is not None:
@@ -368,7 +375,7 @@ class ObjPertEstimator(BaseEstimator):
         release = objpert_release(fit, delta=float(self.delta), report=report, report_delta=report_delta,
                                   norm_bound=float(self.norm_bound), fit_intercept=bool(self.fit_intercept),
                                   classes=classes, feature_names=self._release_names(), row_norm=self.row_norm,
-                                  schema=self._release_schema(), accountant=acc)
+                                  schema=self._release_schema(), accountant=acc, seeded=self._seeded())
         del fit  # holds the objective's noise b and the solver's point: never kept on the estimator
         self._set_fitted(release, lam, sigma)
 
@@ -507,10 +514,11 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     rho : float
         Failure probability of each report bound.
     random_state : int, numpy.random.Generator or None
-        Source of the noise; an int reproduces fit and report exactly.
-    solver_max_iter : int
-        Newton iterations allowed to the solver (named so because the number of iterations it
-        used depends on the data and is not published: no ``n_iter_``).
+        Source of the noise. ``None`` (default): OS entropy. A seed makes the release
+        reproducible by anyone who knows it — private only while the seed stays secret — and
+        the release says so (``release_.seeded``). With an ``accountant`` every fit draws from
+        the stream of its place in the ledger (:func:`pdpkit._validation.charged_generator`), so
+        two releases of one session never share noise, even with the same seed.
     grad_tol : float
         τ, the public bound on the solver's perturbed-gradient norm
         (:func:`pdpkit.objpert.objpert_fit`); the output noise
@@ -524,12 +532,23 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     accountant : pdpkit.accountant.PrivacyAccountant, optional
         The session's accountant: ``fit`` charges the model (and report) before drawing any
         noise, refuses over budget, and the release states the accountant's total with its
-        ledger. Shared, not copied, by ``clone``.
+        ledger. Shared, not copied, by ``clone``; a pickled copy in another process refuses
+        to charge (:class:`pdpkit.accountant.DetachedAccountantError`).
+    classes : sequence, optional
+        The public list of classes (two or more distinct strings or numbers; with two,
+        ``classes[1]`` is the positive class). Required unless ``schema`` has a categorical
+        label, whose categories are then the classes. Never read from the data: the labels
+        present, and so the number of one-vs-rest models, would reveal who is in it.
+    unknown_label : {"raise", "ignore"}
+        A record whose label is not one of the classes: refuse the data set (default; the
+        message names no label, row or count) or leave the record out
+        (:data:`UNKNOWN_LABEL_POLICIES`).
 
     Attributes
     ----------
     classes_ : numpy.ndarray
-        The labels; with two, ``classes_[1]`` is the positive class (+1).
+        The public classes (``classes``, or the schema's label categories), in their order;
+        with two, ``classes_[1]`` is the positive class (+1).
     coef_, intercept_ : numpy.ndarray, float
         The private model.
     release_ : pdpkit.release.Release
@@ -544,10 +563,13 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                  lam: float | None = None, sigma: float | None = None, norm_bound: float = 1.0,
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
-                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL,
-                 schema: Any = None, accountant: PrivacyAccountant | None = None) -> None:
+                 random_state: Any = None, grad_tol: float = DEFAULT_GRAD_TOL,
+                 schema: Any = None, accountant: PrivacyAccountant | None = None, classes: Any = None,
+                 unknown_label: str = "raise") -> None:
         self.schema = schema
         self.accountant = accountant
+        self.classes = classes
+        self.unknown_label = unknown_label
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -561,7 +583,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         self.report_delta = report_delta
         self.rho = rho
         self.random_state = random_state
-        self.solver_max_iter = solver_max_iter
         self.grad_tol = grad_tol
 
     def __sklearn_tags__(self):
@@ -578,37 +599,74 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         X : array_like or DataFrame, shape (n, d)
             Feature rows, or raw records with ``schema``.
         y : array_like, shape (n,)
-            Labels (two or more classes; with a schema, values of its label domain).
+            Labels, each one of the public classes (``classes``, or the schema's label domain);
+            another label is refused or left out as ``unknown_label`` says.
         """
         sch = None if self.schema is None else _schema_object(self.schema)
-        if sch is not None and sch.label is not None and sch.label_classes is None:
-            raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
+        classes = self._public_classes(sch, y)  # before any label is read
+        self._validate_params()
         if sch is not None and sch.label_classes is not None:  # the classes are the schema's public domain
-            idx = np.asarray(sch.encode_label(np.asarray(y, dtype=object).astype(str)))
-            classes = np.asarray(sch.label_classes, dtype=object)
-            X, _ = self._validate(self._encode(X), idx, reset=True)
+            X = self._encode(X)
+            keep = None
+            if self.unknown_label == "ignore":
+                text = np.asarray(y, dtype=object).astype(str)
+                known = np.isin(text, np.asarray(sch.label_classes, dtype=object).astype(str))
+                keep = None if known.all() else known
+            y_in = np.asarray(y, dtype=object)
+            if keep is not None:
+                X, y_in = np.asarray(X)[keep], y_in[keep]
+            idx = np.asarray(sch.encode_label(y_in.astype(str)))
+            X, _ = self._validate(X, idx, reset=True)
             y = classes[idx]
         else:
             X, y = self._validate(self._encode(X), y, reset=True)
-        if sch is not None and sch.label_classes is not None:
-            pass
-        elif _is_dask(y):
-            import dask.array as da
-
-            classes = np.asarray(da.unique(y).compute())
-        else:
-            check_classification_targets(y)
-            classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(f"y must have at least 2 classes; got {classes.shape[0]} "
-                             f"class{'es' if classes.shape[0] != 1 else ''} ({type_of_target(y)})")
+            keep = self._labels_known(y, classes)
+            if keep is not None:
+                X, y = X[keep], y[keep]
         self.classes_ = classes
         if classes.shape[0] == 2:
-            # the classes were just read off this y (or y off the schema's classes): no pass to check it
+            # every label was just checked to be one of the classes: no pass to check it again
             self._fit_signed(X, self._signed_labels(y, known=True), classes=list(classes))
         else:
             self._fit_ovr(X, np.asarray(y), classes)
         return self
+
+    def _public_classes(self, sch: Any, y: Any) -> np.ndarray:
+        """The classes from public input — the schema's label domain or ``classes`` — never from ``y``.
+
+        Refuses, before any label is read, when neither is given. (``y`` is not read here; it is
+        an argument so that a test can make a non-private variant that reads it.)
+        """
+        if self.unknown_label not in UNKNOWN_LABEL_POLICIES:
+            raise ValueError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}; got {self.unknown_label!r}")
+        if sch is not None and sch.label is not None and sch.label_classes is None:
+            raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
+        if sch is not None and sch.label_classes is not None:
+            schema_classes = np.asarray(sch.label_classes, dtype=object)
+            if self.classes is not None and [str(c) for c in _check_classes(self.classes)] != list(schema_classes):
+                raise ValueError("classes must equal the schema's label categories (in their order), or be left None")
+            return schema_classes
+        if self.classes is None:
+            raise ValueError("classes: give the public list of classes (classes=['no', 'yes']), or a schema whose "
+                             "label is categorical; classes read from the data would reveal who is in it (a rare "
+                             "label, the number of one-vs-rest models)")
+        return _check_classes(self.classes)
+
+    def _labels_known(self, y: Any, classes: np.ndarray) -> np.ndarray | None:
+        """``None`` when every label is one of ``classes``; else refuse, or (``unknown_label="ignore"``) the mask to keep."""
+        if _is_dask(y):
+            if self.unknown_label == "ignore":
+                raise ValueError("unknown_label='ignore' is not available for Dask arrays: filter the records "
+                                 "whose label is not one of the classes before the fit")
+            if bool((~y.map_blocks(np.isin, classes, dtype=bool)).any().compute()):
+                raise ValueError(_unknown_label_message(classes))
+            return None
+        known = np.isin(np.asarray(y), classes)
+        if known.all():
+            return None
+        if self.unknown_label == "raise":
+            raise ValueError(_unknown_label_message(classes))
+        return known
 
     def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
         """K one-vs-rest fits, composed: every record is in all K problems."""
@@ -619,7 +677,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         if (self.lam is None) != (self.sigma is None):
             raise ValueError("with three or more classes give both lam and sigma, or neither (calibrated)")
         loss = self._loss()
-        self._warn_leaks(X)
         rows = self._rows(X)
         K = int(classes.shape[0])
         R = self._fit_norm_bound()
@@ -628,18 +685,14 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             lam, sigma = _calibration_ovr(float(self.epsilon), float(self.delta), L, beta, K)
         else:
             lam, sigma = float(self.lam), float(self.sigma)
-        acc = self._charge(self._own_charges(loss, lam, sigma, K, {}))
-        rng = as_generator(self.random_state, "random_state")
+        acc, rng = self._charge(self._own_charges(loss, lam, sigma, K, {}))
         grad_tol = float(self.grad_tol)
         sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=_output_mu(float(self.epsilon)))
         fits, reports = [], []
         for k, g in enumerate(rng.spawn(K)):
             y_k = np.where(y == classes[k], 1.0, -1.0)
-            try:
-                fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
-                                  sigma_out=sigma_out, max_iter=int(self.solver_max_iter))
-            except RuntimeError as exc:
-                raise RuntimeError(str(exc).replace("max_iter", "solver_max_iter")) from None
+            fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
+                              sigma_out=sigma_out)
             if self.report is not None:
                 from . import report as _report
 
@@ -649,7 +702,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         release = multiclass_release(fits, classes=list(classes), delta=float(self.delta),
                                      reports=reports or None, norm_bound=float(self.norm_bound),
                                      fit_intercept=bool(self.fit_intercept), feature_names=self._release_names(),
-                                     row_norm=self.row_norm, schema=self._release_schema(), accountant=acc)
+                                     row_norm=self.row_norm, schema=self._release_schema(), accountant=acc,
+                                     seeded=self._seeded())
         del fits
         self._set_fitted(release, lam, sigma)
 
@@ -657,13 +711,11 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         """The labels as -1 / +1 (``classes_[1]`` is +1); each must be a fitted class (``known``: already so)."""
         if _is_dask(y):  # mapped lazily, block by block
             if not known and bool((~y.map_blocks(np.isin, self.classes_, dtype=bool)).any().compute()):
-                raise ValueError(f"y has a label that is not one of the fitted classes {list(self.classes_)}")
+                raise ValueError(_unknown_label_message(self.classes_))
             return y.map_blocks(lambda b: np.where(b == self.classes_[1], 1.0, -1.0), dtype=float)
         y = np.asarray(y)
-        unknown = np.zeros(y.shape, dtype=bool) if known else ~np.isin(y, self.classes_)
-        if np.any(unknown):
-            i = int(np.argmax(unknown))
-            raise ValueError(f"y[{i}] = {y[i]!r} is not one of the fitted classes {list(self.classes_)}")
+        if not known and not np.isin(y, self.classes_).all():
+            raise ValueError(_unknown_label_message(self.classes_))
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
@@ -765,11 +817,11 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
     rho : float
         Failure probability of each report bound, in (0, 1); default 0.05.
     random_state : int, numpy.random.Generator or None
-        Source of the noise; an int reproduces fit and report exactly; ``None`` (default):
-        fresh entropy.
-    solver_max_iter : int
-        Newton iterations allowed to the solver, ≥ 1; default 200 (the number used is not
-        published).
+        Source of the noise. ``None`` (default): OS entropy. A seed makes the release
+        reproducible by anyone who knows it — private only while the seed stays secret — and
+        the release says so (``release_.seeded``). With an ``accountant`` every fit draws from
+        the stream of its place in the ledger (:func:`pdpkit._validation.charged_generator`), so
+        two releases of one session never share noise, even with the same seed.
     grad_tol : float
         τ > 0, the public bound on the solver's perturbed-gradient norm, paid for by the
         output noise as in :class:`ObjPertClassifier`; default
@@ -787,7 +839,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
                  lam: float | None = None, sigma: float | None = None, norm_bound: float = 1.0,
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
-                 random_state: Any = None, solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL,
+                 random_state: Any = None, grad_tol: float = DEFAULT_GRAD_TOL,
                  schema: Any = None, accountant: PrivacyAccountant | None = None) -> None:
         self.schema = schema
         self.accountant = accountant
@@ -804,7 +856,6 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         self.report_delta = report_delta
         self.rho = rho
         self.random_state = random_state
-        self.solver_max_iter = solver_max_iter
         self.grad_tol = grad_tol
 
     def __sklearn_tags__(self):
@@ -853,6 +904,50 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         return t
 
 
+def _check_classes(classes: Any) -> np.ndarray:
+    """``classes`` as an array: two or more distinct labels, all strings or all numbers (``TypeError``/``ValueError``)."""
+    if isinstance(classes, (str, bytes)) or not hasattr(classes, "__len__") or np.ndim(classes) != 1:
+        raise TypeError(f"classes must be a sequence of labels (strings or numbers); got {classes!r}")
+    values = list(classes)
+    strings = all(isinstance(c, (str, np.str_)) for c in values)
+    numbers = all(isinstance(c, (int, float, np.integer, np.floating)) and not isinstance(c, (bool, np.bool_))
+                  for c in values)
+    if not (strings or numbers):
+        raise TypeError(f"classes must be all strings or all numbers; got {values!r}")
+    if numbers and not all(math.isfinite(float(c)) for c in values):
+        raise ValueError(f"classes must be finite numbers; got {values!r}")
+    if len(values) < 2 or len(set(values)) != len(values):
+        raise ValueError(f"classes must hold two or more distinct labels; got {values!r}")
+    return np.asarray(values, dtype=object) if strings else np.asarray(values)
+
+
+def _unknown_label_message(classes: Any) -> str:
+    """The refusal of a label outside the public classes: the same text whichever labels, rows and counts."""
+    return (f"y has a label that is not one of the classes {[_plain(c) for c in classes]}; pass "
+            f"unknown_label='ignore' to leave such records out; {FIND_ROWS}")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (so a message shows 'a', not np.str_('a'))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+_CELL = re.compile(r"(could not convert string to float|invalid literal for \w+\(\) with base \d+): .*")
+_SAMPLES = re.compile(r"inconsistent numbers of samples: \[[^\]]*\]")
+_ARRAY = re.compile(r"\s*array=.*?(?=\s*Reshape your data)|\s*array=.*", re.DOTALL)
+
+
+def _private_message(message: str) -> str:
+    """scikit-learn's validation message without what it may quote of the data (a cell, the array, the row counts)."""
+    out = _CELL.sub(r"\1 (a cell of X is not a number)", message)
+    out = _SAMPLES.sub("inconsistent numbers of samples (X and y must have one label per row)", out)
+    out = _ARRAY.sub("", out)
+    out = re.sub(r"shape=\(\d+, ", "shape=(, ", out)  # the row count left out (scikit-learn's checks read the rest)
+    if out == message and "NaN" not in out and "infinity" not in out:
+        return out
+    return f"{out.rstrip(': .')}; {FIND_ROWS}"
+
+
 def _estimator_from_release(release: Release) -> ObjPertEstimator:
     """A fitted estimator that predicts as ``release`` (its parameters, coefficients, schema and report)."""
     if not isinstance(release, Release):
@@ -864,7 +959,8 @@ def _estimator_from_release(release: Release) -> ObjPertEstimator:
               lam=release.lam, sigma=release.sigma, norm_bound=release.norm_bound, row_norm=release.row_norm,
               fit_intercept=release.fit_intercept, grad_tol=release.grad_tol, schema=release.schema_object)
     if release.loss == "logistic" and release.classes is not None:
-        est: ObjPertEstimator = ObjPertClassifier(**kw)
+        est: ObjPertEstimator = ObjPertClassifier(**kw, classes=None if release.schema is not None
+                                                  else list(release.classes))
         est.classes_ = np.asarray(release.classes)
     else:
         est = ObjPertRegressor(loss=release.loss, **kw)

@@ -33,17 +33,28 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets  # noqa: F401 (the test-only variant)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_generator, check_positive, check_probability
-from .estimators import ObjPertClassifier, ObjPertRegressor, _output_mu, prepare_rows
+from ._validation import as_generator, charged_generator, check_positive, check_probability
+from .estimators import (
+    UNKNOWN_LABEL_POLICIES,
+    ObjPertClassifier,
+    ObjPertRegressor,
+    _check_classes,
+    _output_mu,
+    _private_message,
+    _unknown_label_message,
+    prepare_rows,
+)
 from .losses import get_loss
 from .objpert import DEFAULT_GRAD_TOL, output_mu
 from .release import Guarantee, GuaranteePart
@@ -122,8 +133,10 @@ class ObjPertCVEstimator(BaseEstimator):
                                   score_share=float(self.score_share))
         charge = cal.charge
         if self.accountant is not None:  # refuses over budget, before any noise is drawn
-            self.accountant.charge_selection(charge, name=f"{type(self).__name__} (model selection)")
-        rng = as_generator(self.random_state, "random_state")
+            position = self.accountant.charge_selection(charge, name=f"{type(self).__name__} (model selection)")
+            rng = charged_generator(self.random_state, position)  # its own stream of the session
+        else:
+            rng = as_generator(self.random_state, "random_state")
         validation = rng.random(X.shape[0]) < float(self.validation_fraction)
         Xt, yt, Xv, yv = X[~validation], y[~validation], X[validation], y[validation]
         noise_sd = 1.0 / charge.score_mu
@@ -133,7 +146,7 @@ class ObjPertCVEstimator(BaseEstimator):
             est = self._estimator_class(epsilon=eps, delta=delta, lam=lam, sigma=sigma,
                                         norm_bound=self.norm_bound, row_norm=self.row_norm,
                                         fit_intercept=self.fit_intercept, random_state=gen,
-                                        solver_max_iter=self.solver_max_iter, grad_tol=self.grad_tol)
+                                        grad_tol=self.grad_tol)
             _fit_run(est, Xt, yt, classes)
             est.random_state = None  # the selection's generator would let a pickle replay the noise
             rel = est.release_
@@ -142,8 +155,12 @@ class ObjPertCVEstimator(BaseEstimator):
                 raise RuntimeError("a run's parameters differ from the charged candidate's")
             return (j, est), self._count(est, Xv, yv) + float(gen.normal(0.0, noise_sd))
 
-        best = repeat_and_select(run, n_candidates=len(charge.candidates), mean=mean, shape=shape, rng=rng,
-                                 default=None)
+        # The number of runs K and the secret split are never released (the bound assumes it):
+        # nothing a run emits may reach the caller, so its warnings are discarded, not collected.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            best = repeat_and_select(run, n_candidates=len(charge.candidates), mean=mean, shape=shape, rng=rng,
+                                     default=None)
         del Xt, yt, Xv, yv, validation  # the split is never kept
         self.selection_ = charge
         self.candidates_ = tuple((c[2], c[3]) for c in charge.candidates)
@@ -161,7 +178,7 @@ class ObjPertCVEstimator(BaseEstimator):
             return
         j, est = best
         # the run's own release states one fit's guarantee, which is not this model's: keep none
-        est.release_ = _without_guarantee(est.release_)
+        est.release_ = replace(_without_guarantee(est.release_), seeded=self.random_state is not None)
         est.report_ = None
         self.best_index_ = int(j)
         self.best_estimator_ = est
@@ -240,13 +257,14 @@ _COMMON_DOC = r"""
     fit_intercept : bool
         Fit an intercept (a constant column of value ``norm_bound``).
     random_state : int, numpy.random.Generator or None
-        The secret randomness: the split, the runs, the noise. It is not pickled (a pickle
-        holding the seed would let anyone replay the noise and remove it).
+        The secret randomness: the split, the runs, the noise. ``None`` (default): OS entropy;
+        a seed makes the selection reproducible by anyone who knows it (the release says so).
+        With an accountant it draws from the stream of its place in the ledger, never the
+        noise of another release. It is not pickled (a pickle holding the seed would let
+        anyone replay the noise and remove it).
     accountant : object or None
         A privacy accountant: ``accountant.charge_selection(charge, name=...)`` is called
         before any noise is drawn (and refuses a selection over its budget).
-    solver_max_iter : int
-        Newton iterations allowed to each run's solver.
     grad_tol : float
         The public bound τ on each run's perturbed-gradient norm (as in the estimators).
 
@@ -281,8 +299,14 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
     noise of standard deviation ``1/score_mu``.
 
     Parameters
-    ----------""" + _COMMON_DOC + r"""    classes_ : numpy.ndarray
-        The two labels.
+    ----------
+    classes : sequence
+        The two public classes (``classes[1]`` is the positive one); required: classes read
+        from the data would reveal who is in it.
+    unknown_label : {"raise", "ignore"}
+        A record whose label is not one of ``classes``: refuse the data set (default) or leave
+        the record out (:data:`pdpkit.estimators.UNKNOWN_LABEL_POLICIES`).""" + _COMMON_DOC + r"""    classes_ : numpy.ndarray
+        The two public classes.
     """)
 
     _estimator_class = ObjPertClassifier
@@ -292,7 +316,9 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
                  select_mean: float | None = None, select_shape: float = 0.0, validation_fraction: float = 0.3,
                  score_share: float = 1.0, norm_bound: float = 1.0, row_norm: str = "raise",
                  fit_intercept: bool = True, random_state: Any = None, accountant: Any = None,
-                 solver_max_iter: int = 200, grad_tol: float = DEFAULT_GRAD_TOL) -> None:
+                 grad_tol: float = DEFAULT_GRAD_TOL, classes: Any = None, unknown_label: str = "raise") -> None:
+        self.classes = classes
+        self.unknown_label = unknown_label
         self.epsilon = epsilon
         self.delta = delta
         self.lams = lams
@@ -305,7 +331,6 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.accountant = accountant
-        self.solver_max_iter = solver_max_iter
         self.grad_tol = grad_tol
 
     def __sklearn_tags__(self):
@@ -329,17 +354,33 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         ObjPertClassifierCV
             The fitted estimator.
         """
+        classes = self._public_classes(y)  # before any label is read
         self._validate_params()
-        X, y = validate_data(self, X, y, reset=True)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.shape[0] != 2:
-            raise ValueError(f"Only binary classification is supported: y must have exactly 2 classes; got "
-                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''} "
-                             f"({type_of_target(y)})")
+        try:
+            X, y = validate_data(self, X, y, reset=True)
+        except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
+            raise type(exc)(_private_message(str(exc))) from None
+        known = np.isin(np.asarray(y), classes)
+        if not known.all():
+            if self.unknown_label == "raise":
+                raise ValueError(_unknown_label_message(classes))
+            X, y = X[known], y[known]
         self.classes_ = classes
         self._select(X, y, classes)
         return self
+
+    def _public_classes(self, y: Any) -> np.ndarray:
+        """The two public classes (``classes``), checked before any label is read; ``y`` is not read."""
+        if self.unknown_label not in UNKNOWN_LABEL_POLICIES:
+            raise ValueError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}; got {self.unknown_label!r}")
+        if self.classes is None:
+            raise ValueError("classes: give the public list of the two classes (classes=['no', 'yes']); classes "
+                             "read from the data would reveal who is in it")
+        classes = _check_classes(self.classes)
+        if classes.shape[0] != 2:
+            raise ValueError(f"Only binary classification is supported: classes must hold exactly 2 labels; got "
+                             f"{classes.shape[0]}")
+        return classes
 
     def _count(self, est: ObjPertClassifier, X: np.ndarray, y: np.ndarray) -> float:
         """The number of correct predictions (sensitivity 1)."""
@@ -419,7 +460,7 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
                  label_bounds: tuple[float, float] = (-1.0, 1.0), select_mean: float | None = None,
                  select_shape: float = 0.0, validation_fraction: float = 0.3, score_share: float = 1.0,
                  norm_bound: float = 1.0, row_norm: str = "raise", fit_intercept: bool = True,
-                 random_state: Any = None, accountant: Any = None, solver_max_iter: int = 200,
+                 random_state: Any = None, accountant: Any = None,
                  grad_tol: float = DEFAULT_GRAD_TOL) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -434,7 +475,6 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.accountant = accountant
-        self.solver_max_iter = solver_max_iter
         self.grad_tol = grad_tol
 
     def __sklearn_tags__(self):
@@ -468,7 +508,10 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         """
         self._validate_params()
         self._bounds()
-        X, y = validate_data(self, X, y, reset=True, y_numeric=True)
+        try:
+            X, y = validate_data(self, X, y, reset=True, y_numeric=True)
+        except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
+            raise type(exc)(_private_message(str(exc))) from None
         self._select(X, np.asarray(y, dtype=float), None)
         return self
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ from .objpert import ObjPertResult, output_mu
 
 __all__ = [
     "RELEASE_FORMAT",
+    "SEEDED_NOTE",
+    "SeededReleaseWarning",
     "GuaranteePart",
     "Guarantee",
     "Release",
@@ -53,10 +56,20 @@ __all__ = [
     "multiclass_release",
 ]
 
-#: The format tag of a release file. Format 2 files are read (their guarantee is recomputed);
-#: format 1 (before the solver's tolerance was paid for) is refused.
-RELEASE_FORMAT = "pdpkit-release/3"
+#: The format tag of a release file. Format 4 records whether the noise came from a caller's seed
+#: (``seeded``); format 3 files are read (``seeded`` unknown: ``None``), format 2 files too (their
+#: guarantee is recomputed); format 1 (before the solver's tolerance was paid for) is refused.
+RELEASE_FORMAT = "pdpkit-release/4"
+_FORMAT_3 = "pdpkit-release/3"
 _FORMAT_2 = "pdpkit-release/2"
+
+#: What a release drawn from a caller's seed says about itself (file, repr, verify, CLI, page).
+SEEDED_NOTE = ("reproducible from a seed: anyone who knows the seed can regenerate the noise, so this release is "
+               "private only while the seed stays secret")
+
+
+class SeededReleaseWarning(UserWarning):
+    """A verified release whose noise was drawn from a seed the caller chose (:data:`SEEDED_NOTE`)."""
 _REL_TOL = 1e-9
 _SQRT2 = math.sqrt(2.0)
 
@@ -198,8 +211,9 @@ def objpert_guarantee(delta: float, *, loss: str | GLMLoss, lam: float, sigma: f
 # ---------------------------------------------------------------------- release
 _REPORT_FIELDS = ("method", "rho", "sigma_gradient", "sigma_hessian", "sigma_lambda_min", "gradient_release",
                   "hessian_release", "lambda_min_release")
-_FIELDS = ("format", "theta", "lam", "sigma", "loss", "norm_bound", "grad_tol", "sigma_out", "fit_intercept",
-           "row_norm", "guarantee", "ledger", "report", "classes", "feature_names", "schema")
+_FIELDS_3 = ("format", "theta", "lam", "sigma", "loss", "norm_bound", "grad_tol", "sigma_out", "fit_intercept",
+             "row_norm", "guarantee", "ledger", "report", "classes", "feature_names", "schema")
+_FIELDS = _FIELDS_3 + ("seeded",)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -258,6 +272,12 @@ class Release:
         ``"raise"`` or ``"clip"``.
     schema : dict or None
         The public schema the rows were encoded with.
+    seeded : bool or None
+        ``True`` when the noise was drawn from a seed the caller chose (``random_state`` an
+        int or a Generator): anyone who knows the seed can regenerate it, so the release is
+        private only while the seed stays secret (:data:`SEEDED_NOTE`, repeated by
+        :meth:`verify` as a :class:`SeededReleaseWarning`); ``False`` for OS entropy;
+        ``None`` when not recorded (files of format 3, a release built by hand).
     """
 
     theta: np.ndarray
@@ -275,6 +295,7 @@ class Release:
     feature_names: tuple[str, ...] | None = None
     row_norm: str = "raise"
     schema: dict[str, Any] | None = None
+    seeded: bool | None = None
     _report_objs: Any = field(default=(), init=False, repr=False)
     _schema_obj: Any = field(default=None, init=False, repr=False)
 
@@ -297,6 +318,8 @@ class Release:
         if self.norm_bound is not None:
             s(self, "norm_bound", _real(self.norm_bound, "norm_bound"))
         s(self, "fit_intercept", _bool(self.fit_intercept, "fit_intercept"))
+        if self.seeded is not None:
+            s(self, "seeded", _bool(self.seeded, "seeded"))
         if self.row_norm not in ("raise", "clip"):
             raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
         if self.row_norm == "clip" and self.norm_bound is None:
@@ -388,7 +411,8 @@ class Release:
         k = f", classes={self.n_models}" if self.n_models > 1 else ""
         return (f"Release(loss={self.loss!r}, d={self.coef.shape[-1]}{k}, fit_intercept={self.fit_intercept}, "
                 f"lam={self.lam:.6g}, sigma={self.sigma:.6g}, norm_bound={self.norm_bound}, {g}"
-                f"{', with a privacy report' if self.report else ''})")
+                f"{', with a privacy report' if self.report else ''}"
+                f"{'; ' + SEEDED_NOTE if self.seeded else ''})")
 
     # ------------------------------------------------------------ the model
     @property
@@ -577,8 +601,11 @@ class Release:
         """Recompute the guarantee from the ledger and the public fields; ``ValueError`` naming what disagrees.
 
         Returns the release itself, so ``Release.from_json(text).verify()`` chains. A release
-        without a guarantee verifies trivially (it claims nothing).
+        without a guarantee verifies trivially (it claims nothing). A release drawn from a
+        caller's seed verifies with a :class:`SeededReleaseWarning` (:data:`SEEDED_NOTE`).
         """
+        if self.seeded:
+            warnings.warn(f"this release is {SEEDED_NOTE}", SeededReleaseWarning, stacklevel=2)
         try:
             want = self.expected_guarantee()
         except (TypeError, ValueError) as exc:
@@ -625,6 +652,7 @@ class Release:
             "classes": None if self.classes is None else [_json_scalar(c) for c in self.classes],
             "feature_names": None if self.feature_names is None else list(self.feature_names),
             "schema": self.schema,
+            "seeded": self.seeded,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -658,12 +686,15 @@ class Release:
         fmt = data.get("format")
         if fmt == _FORMAT_2:
             return cls._from_format_2(data, verify=verify)
-        if fmt != RELEASE_FORMAT:
+        if fmt not in (RELEASE_FORMAT, _FORMAT_3):
             if isinstance(fmt, str) and fmt.startswith("pdpkit-release/"):
                 raise ValueError(f"format {fmt!r} is not supported (expected {RELEASE_FORMAT!r}): its guarantee "
                                  "assumed the solver's exact minimizer; fit the model again")
             raise ValueError(f"not a pdpkit release (expected format {RELEASE_FORMAT!r})")
-        _keys(data, "release", required=_FIELDS)
+        _keys(data, "release", required=_FIELDS if fmt == RELEASE_FORMAT else _FIELDS_3)
+        seeded = data["seeded"] if fmt == RELEASE_FORMAT else None
+        if seeded is not None and not isinstance(seeded, bool):
+            raise TypeError(f"seeded must be true, false or null (not recorded); got {seeded!r}")
         theta = _theta_from_json(data["theta"])
         g = data["guarantee"]
         classes, names, ledger = data["classes"], data["feature_names"], data["ledger"]
@@ -681,12 +712,12 @@ class Release:
                   fit_intercept=data["fit_intercept"], guarantee=None if g is None else Guarantee.from_dict(g),
                   ledger=tuple(entries), report=data["report"], classes=None if classes is None else tuple(classes),
                   feature_names=None if names is None else tuple(names), row_norm=data["row_norm"],
-                  schema=data["schema"])
+                  schema=data["schema"], seeded=seeded)
         return rel.verify() if verify else rel
 
     @classmethod
     def _from_format_2(cls, data: dict, *, verify: bool) -> Release:
-        _keys(data, "release", required=tuple(k for k in _FIELDS if k not in ("ledger", "schema")))
+        _keys(data, "release", required=tuple(k for k in _FIELDS_3 if k not in ("ledger", "schema")))
         theta = _theta_from_json(data["theta"])
         if theta.ndim != 1:
             raise TypeError("theta must be a list of numbers")
@@ -806,7 +837,7 @@ def _check_fit(result: Any, report: Any) -> str:
 def objpert_release(result: ObjPertResult, *, delta: float | None = None, report: Any = None,
                     report_delta: float | None = None, norm_bound: float | None = None, fit_intercept: bool = False,
                     classes: Any = None, feature_names: Any = None, row_norm: str = "raise",
-                    schema: Any = None, accountant: Any = None) -> Release:
+                    schema: Any = None, accountant: Any = None, seeded: bool | None = None) -> Release:
     r"""The publishable part of an ObjPert fit, with its total guarantee at ``delta`` (+ ``report_delta``).
 
     ``result.theta_released`` is published (never the solver's point). The fit records the
@@ -841,19 +872,22 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, report
         The public schema the rows were encoded with.
     accountant : PrivacyAccountant, optional
         The session's accountant (already charged).
+    seeded : bool, optional
+        Whether the noise came from a caller's seed (recorded in the file; :attr:`Release.seeded`).
     """
     fit_intercept = _bool(fit_intercept, "fit_intercept")
     loss_name = _check_fit(result, report)
     R = _user_bound(result, norm_bound, fit_intercept)
     return _assemble([result], [report] if report is not None else None, loss_name=loss_name, R=R, delta=delta,
                      report_delta=report_delta, fit_intercept=fit_intercept, classes=classes,
-                     feature_names=feature_names, row_norm=row_norm, schema=schema, accountant=accountant)
+                     feature_names=feature_names, row_norm=row_norm, schema=schema, accountant=accountant,
+                     seeded=seeded)
 
 
 def multiclass_release(results: Any, *, classes: Any, delta: float | None = None, reports: Any = None,
                        report_delta: float | None = None, norm_bound: float | None = None,
                        fit_intercept: bool = False, feature_names: Any = None, row_norm: str = "raise",
-                       schema: Any = None, accountant: Any = None) -> Release:
+                       schema: Any = None, accountant: Any = None, seeded: bool | None = None) -> Release:
     r"""The release of a one-vs-rest classifier: K ObjPert fits (same λ, σ, τ, σ_out) on the same records.
 
     Every record is in all K problems, so the guarantee composes K fits
@@ -883,6 +917,8 @@ def multiclass_release(results: Any, *, classes: Any, delta: float | None = None
         The public schema.
     accountant : PrivacyAccountant, optional
         The session's accountant (already charged for the K fits).
+    seeded : bool, optional
+        Whether the noise came from a caller's seed.
     """
     results = list(results)
     if len(results) < 3:
@@ -898,12 +934,12 @@ def multiclass_release(results: Any, *, classes: Any, delta: float | None = None
     R = _user_bound(first, norm_bound, fit_intercept)
     return _assemble(results, reports, loss_name=names.pop(), R=R, delta=delta, report_delta=report_delta,
                      fit_intercept=fit_intercept, classes=classes, feature_names=feature_names, row_norm=row_norm,
-                     schema=schema, accountant=accountant)
+                     schema=schema, accountant=accountant, seeded=seeded)
 
 
 def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, delta: float | None,
               report_delta: float | None, fit_intercept: bool, classes: Any, feature_names: Any, row_norm: str,
-              schema: Any, accountant: Any) -> Release:
+              schema: Any, accountant: Any, seeded: bool | None = None) -> Release:
     first = results[0]
     scale = _SQRT2 if fit_intercept else 1.0
     guarantee, ledger = None, ()
@@ -927,7 +963,7 @@ def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, d
                   report=None if not reports else (reports[0] if len(results) == 1 else list(reports)),
                   classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
-                  row_norm=row_norm, schema=schema)
+                  row_norm=row_norm, schema=schema, seeded=seeded)
     if guarantee is not None:
         rel.expected_guarantee()  # the ledger must hold this release's own mechanisms
     return rel

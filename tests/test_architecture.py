@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "_validation": 0,
     "plotting": 0,
     "_progress": 0,
+    "_display": 0,
     "gaussian": 1,
     "losses": 1,
     "goe": 1,
@@ -44,6 +45,7 @@ LAYERS: dict[str, int] = {
     "model_selection": 4,
     "cli": 4,
     "page": 4,
+    "check": 4,
     "__main__": 4,
     "experiments": 5,
 }
@@ -58,6 +60,7 @@ SAME_LAYER_ALLOWED = {
     ("cli", "estimators"),
     ("model_selection", "estimators"),
     ("cli", "page"),
+    ("cli", "check"),
     ("__main__", "cli"),
     ("ops", "analyze_gauss"),
     ("ops", "objpert"),

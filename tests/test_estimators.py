@@ -10,10 +10,15 @@ import pytest
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import check_estimator
+from sklearn.utils.multiclass import check_classification_targets
 
 from pdpkit import accounting, objpert
 from pdpkit.estimators import EXPECTED_FAILED_CHECKS, ObjPertClassifier, ObjPertRegressor, prepare_rows
 from pdpkit.objpert import ObjPertResult, Release
+from pdpkit.release import SeededReleaseWarning
+
+#: The public classes of ``_data``'s labels.
+CLASSES = [0, 1]
 
 
 def _data(n=600, d=4, seed=0):
@@ -24,28 +29,69 @@ def _data(n=600, d=4, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize("est", [ObjPertClassifier(row_norm="clip", random_state=0),
+class _ClassesFromLabels(ObjPertClassifier):
+    """TEST ONLY, NOT PRIVATE: reads the classes off the labels, which a release must never do.
+
+    scikit-learn's API checks fit on labels of their own choosing and cannot pass a public
+    class list, so they run on this variant; everything but where the classes come from is
+    ObjPertClassifier's own code. The real class's refusal is tested in
+    ``test_fit_without_classes_refuses_before_reading_a_label``.
+    """
+
+    def _public_classes(self, sch, y):
+        check_classification_targets(y)
+        classes = np.unique(np.asarray(y))
+        if classes.shape[0] < 2:  # the real class's own check of its classes (two or more), in sklearn's words
+            raise ValueError(f"y must have at least 2 classes; got {classes.shape[0]} class")
+        return classes
+
+
+@pytest.mark.parametrize("est", [_ClassesFromLabels(row_norm="clip", random_state=0),
                                  ObjPertRegressor(row_norm="clip", random_state=0)], ids=lambda e: type(e).__name__)
 def test_check_estimator_passes(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS, on_skip=None)
 
 
-def test_row_beyond_norm_bound_raises_naming_the_row_and_clip_is_a_per_record_map():
+class _Unreadable:
+    """Labels that fail the test when anything reads them."""
+
+    def _read(self, *args, **kwargs):
+        raise AssertionError("the labels were read")
+
+    __array__ = __len__ = __iter__ = __getitem__ = _read
+
+
+def test_fit_without_classes_refuses_before_reading_a_label():
+    X, _ = _data(n=50)
+    with pytest.raises(ValueError, match=r"^classes:") as err:
+        ObjPertClassifier().fit(X, _Unreadable())
+    assert "schema" in str(err.value)  # the other public source of the classes
+    # test the tester: the variant that reads the classes off the labels does read them
+    with pytest.raises(AssertionError, match="labels were read"):
+        _ClassesFromLabels().fit(X, _Unreadable())
+
+
+def test_row_beyond_norm_bound_raises_naming_no_row_and_clip_is_a_per_record_map():
     X, y = _data()
     X[7] *= 10.0
-    with pytest.raises(ValueError, match=r"row 7 of X has Euclidean norm [0-9.]+ > norm_bound=1"):
-        ObjPertClassifier(random_state=0).fit(X, y)
-    clip = ObjPertClassifier(row_norm="clip", random_state=3).fit(X, y)
+    with pytest.raises(ValueError, match=r"^X has a row whose Euclidean norm exceeds norm_bound=1; ") as err:
+        ObjPertClassifier(classes=CLASSES, random_state=0).fit(X, y)
+    text = str(err.value)
+    assert "check_nonprivate" in text  # where the curator finds the row
+    norm = np.linalg.norm(X[7])
+    for leak in ("row 7", "7", f"{norm:.6g}", f"{norm:.3g}", "such rows"):
+        assert leak not in text, leak
+    clip = ObjPertClassifier(classes=CLASSES, row_norm="clip", random_state=3).fit(X, y)
     Xc = X.copy()
     Xc[7] /= np.linalg.norm(Xc[7])
-    ref = ObjPertClassifier(random_state=3).fit(Xc, y)
+    ref = ObjPertClassifier(classes=CLASSES, random_state=3).fit(Xc, y)
     np.testing.assert_array_equal(clip.coef_, ref.coef_)
     assert clip.privacy_spent() == ref.privacy_spent()
 
 
 def test_estimator_is_objpert_on_the_augmented_rows_with_the_same_noise():
     X, y = _data()
-    est = ObjPertClassifier(0.7, 1e-6, random_state=11).fit(X, y)
+    est = ObjPertClassifier(0.7, 1e-6, classes=CLASSES, random_state=11).fit(X, y)
     rows = np.hstack([X, np.ones((X.shape[0], 1))])
     ref = objpert.objpert_fit(rows, np.where(y == 1, 1.0, -1.0), "logistic", lam=est.lam_, sigma=est.sigma_,
                               rng=np.random.default_rng(11), norm_bound=math.sqrt(2))
@@ -56,7 +102,7 @@ def test_estimator_is_objpert_on_the_augmented_rows_with_the_same_noise():
 def test_calibration_meets_the_target_with_the_intercept_column_counted():
     X, y = _data()
     for eps, delta in [(0.5, 1e-5), (2.0, 1e-7)]:
-        est = ObjPertClassifier(eps, delta, random_state=0).fit(X, y)
+        est = ObjPertClassifier(eps, delta, classes=CLASSES, random_state=0).fit(X, y)
         g = est.privacy_spent()
         assert g.epsilon <= eps and g.epsilon == pytest.approx(eps, rel=1e-9) and g.delta == delta
         # by hand: rows (x, 1) have norm <= sqrt 2, so L = sqrt 2 and beta = 1/4 * 2
@@ -65,46 +111,48 @@ def test_calibration_meets_the_target_with_the_intercept_column_counted():
         # test the tester: forgetting the intercept column would claim less than is spent
         wrong = accounting.objpert_epsilon(delta, L=1.0, beta=0.25, lam=est.lam_, sigma=est.sigma_, sharp=True)
         assert wrong < 0.9 * eps
-    no_int = ObjPertClassifier(1.0, 1e-5, fit_intercept=False, random_state=0).fit(X, y)
+    no_int = ObjPertClassifier(1.0, 1e-5, classes=CLASSES, fit_intercept=False, random_state=0).fit(X, y)
     assert no_int.intercept_ == 0.0 and no_int.coef_.shape == (X.shape[1],)
 
 
 def test_given_lam_and_sigma_the_guarantee_is_computed_not_calibrated():
     X, y = _data()
-    est = ObjPertClassifier(1.0, 1e-5, lam=5.0, sigma=3.0, random_state=0).fit(X, y)
+    est = ObjPertClassifier(1.0, 1e-5, classes=CLASSES, lam=5.0, sigma=3.0, random_state=0).fit(X, y)
     # ObjPert composed with the output noise that pays for the solver's tolerance (mu = 1e-3)
     expect = accounting.objpert_output_epsilon(1e-5, L=math.sqrt(2), beta=0.5, lam=5.0, sigma=3.0, mu=1e-3,
                                                sharp=True)
     assert est.privacy_spent().epsilon == pytest.approx(expect, rel=1e-12)
     alone = accounting.objpert_epsilon(1e-5, L=math.sqrt(2), beta=0.5, lam=5.0, sigma=3.0, sharp=True)
     assert alone < expect < alone + 1e-3  # the tolerance costs little, and is paid
-    only_lam = ObjPertClassifier(1.0, 1e-5, lam=5.0, random_state=0).fit(X, y)
+    only_lam = ObjPertClassifier(1.0, 1e-5, classes=CLASSES, lam=5.0, random_state=0).fit(X, y)
     assert only_lam.lam_ == 5.0 and only_lam.privacy_spent().epsilon == pytest.approx(1.0, rel=1e-8)
     assert only_lam.privacy_spent().epsilon <= 1.0 + 1e-12
-    only_sigma = ObjPertClassifier(1.0, 1e-5, sigma=8.0, random_state=0).fit(X, y)
+    only_sigma = ObjPertClassifier(1.0, 1e-5, classes=CLASSES, sigma=8.0, random_state=0).fit(X, y)
     assert only_sigma.sigma_ == 8.0 and only_sigma.privacy_spent().epsilon == pytest.approx(1.0, rel=1e-8)
     assert only_sigma.privacy_spent().epsilon <= 1.0 + 1e-12
 
 
 def test_random_state_int_reproduces_generator_accepted_randomstate_refused():
     X, y = _data()
-    a = ObjPertClassifier(random_state=5).fit(X, y).coef_
-    b = ObjPertClassifier(random_state=5).fit(X, y).coef_
-    c = ObjPertClassifier(random_state=6).fit(X, y).coef_
+    a = ObjPertClassifier(classes=CLASSES, random_state=5).fit(X, y).coef_
+    b = ObjPertClassifier(classes=CLASSES, random_state=5).fit(X, y).coef_
+    c = ObjPertClassifier(classes=CLASSES, random_state=6).fit(X, y).coef_
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
-    ObjPertClassifier(random_state=np.random.default_rng(1)).fit(X, y)
+    ObjPertClassifier(classes=CLASSES, random_state=np.random.default_rng(1)).fit(X, y)
     with pytest.raises(TypeError, match="random_state"):
-        ObjPertClassifier(random_state=np.random.RandomState(0)).fit(X, y)
+        ObjPertClassifier(classes=CLASSES, random_state=np.random.RandomState(0)).fit(X, y)
 
 
-@pytest.mark.parametrize("labels", [("no", "yes"), (0, 1), (-1, 1), (False, True)])
-def test_any_two_labels_second_class_is_positive(labels):
+@pytest.mark.parametrize("labels, classes", [(("no", "yes"), ["no", "yes"]), (("yes", "no"), ["yes", "no"]),
+                                             ((0, 1), [0, 1]), ((-1, 1), [-1, 1]), ((False, True), [0, 1])])
+def test_any_two_labels_second_class_is_positive(labels, classes):
+    # labels[1] is the positive one; ("yes", "no"): the given order, not the sorted one, decides
     X, y01 = _data()
     y = np.where(y01 == 1, labels[1], labels[0])
-    est = ObjPertClassifier(random_state=2).fit(X, y)
-    ref = ObjPertClassifier(random_state=2).fit(X, np.where(y01 == 1, 1.0, -1.0))
-    assert list(est.classes_) == sorted(labels)
+    est = ObjPertClassifier(classes=classes, random_state=2).fit(X, y)
+    ref = ObjPertClassifier(classes=[-1.0, 1.0], random_state=2).fit(X, np.where(y01 == 1, 1.0, -1.0))
+    assert list(est.classes_) == classes
     np.testing.assert_array_equal(est.coef_, ref.coef_)
     assert est.score(X, y) > 0.75
     proba = est.predict_proba(X)
@@ -117,15 +165,16 @@ def test_three_labels_fit_one_vs_rest_with_the_composed_guarantee():
     X, y = _data()
     y = y.copy()
     y[:40] = 2
-    clf = ObjPertClassifier(random_state=0).fit(X, y)
-    assert list(clf.classes_) == sorted(set(y)) and clf.coef_.shape == (3, X.shape[1])
+    clf = ObjPertClassifier(classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert list(clf.classes_) == [0, 1, 2] and clf.coef_.shape == (3, X.shape[1])
     p = clf.predict_proba(X)
     assert p.shape == (X.shape[0], 3) and np.allclose(p.sum(axis=1), 1.0)
     assert np.array_equal(clf.predict(X), clf.classes_[np.argmax(clf.decision_function(X), axis=1)])
     g = clf.privacy_spent()
     # the three fits together meet the target; a deliberately wrong variant (one fit's guarantee) claims less
     assert g.epsilon <= clf.epsilon * (1 + 1e-9) and g.epsilon > 0.99 * clf.epsilon
-    one = Release.from_json(clf.release_.to_json())
+    with pytest.warns(SeededReleaseWarning):
+        one = Release.from_json(clf.release_.to_json())
     assert one.n_models == 3 and one.guarantee.epsilon == pytest.approx(g.epsilon)
     from pdpkit.release import release_guarantee
 
@@ -138,11 +187,11 @@ def test_dataframe_keeps_feature_names_and_pipeline_and_pickle_work():
     pd = pytest.importorskip("pandas")
     X, y = _data()
     df = pd.DataFrame(X, columns=["age", "income", "hours", "score"])
-    est = ObjPertClassifier(random_state=0).fit(df, y)
+    est = ObjPertClassifier(classes=CLASSES, random_state=0).fit(df, y)
     assert list(est.feature_names_in_) == ["age", "income", "hours", "score"]
     assert est.release_.feature_names == ("age", "income", "hours", "score")
     pipe = Pipeline([("shrink", FunctionTransformer(lambda Z: 3.0 * np.asarray(Z))),
-                     ("clf", ObjPertClassifier(row_norm="clip", random_state=0))]).fit(X, y)
+                     ("clf", ObjPertClassifier(classes=CLASSES, row_norm="clip", random_state=0))]).fit(X, y)
     assert pipe.score(X, y) > 0.7
     back = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(back.predict(df), est.predict(df))
@@ -152,7 +201,7 @@ def test_dataframe_keeps_feature_names_and_pipeline_and_pickle_work():
 
 def test_release_is_publishable_and_round_trips():
     X, y = _data()
-    est = ObjPertClassifier(random_state=0).fit(X, ["b" if v else "a" for v in y])
+    est = ObjPertClassifier(classes=["a", "b"], random_state=0).fit(X, ["b" if v else "a" for v in y])
     rel = est.release_
     text = rel.to_json()
     import json
@@ -160,10 +209,11 @@ def test_release_is_publishable_and_round_trips():
     # exactly the public fields: no objective noise b, no n, no gradient norm
     assert set(json.loads(text)) == {"format", "theta", "lam", "sigma", "loss", "norm_bound", "fit_intercept",
                                      "guarantee", "report", "classes", "feature_names", "row_norm", "grad_tol", "ledger", "schema",
-                                     "sigma_out"}
-    back = Release.from_json(text)
+                                     "sigma_out", "seeded"}
+    with pytest.warns(SeededReleaseWarning):  # random_state=0: private only while the seed stays secret
+        back = Release.from_json(text)
     np.testing.assert_array_equal(back.theta, rel.theta)
-    assert back.guarantee == rel.guarantee and back.classes == ("a", "b")
+    assert back.guarantee == rel.guarantee and back.classes == ("a", "b") and back.seeded is True
     np.testing.assert_allclose(back.decision_function(X), est.decision_function(X), rtol=1e-13)
     assert "b=" not in repr(rel)
     with pytest.raises(ValueError, match="not a pdpkit release"):
@@ -189,7 +239,7 @@ def test_regressor_fits_a_robust_line():
 def test_bad_parameters_raise_naming_them(kwargs, match):
     X, y = _data(n=50)
     with pytest.raises((ValueError, TypeError), match=match):
-        ObjPertClassifier(**kwargs).fit(X, y)
+        ObjPertClassifier(classes=CLASSES, **kwargs).fit(X, y)
 
 
 def test_prepare_rows_intercept_column_and_bound():
@@ -203,7 +253,7 @@ def test_report_travels_with_the_estimator_and_the_total_is_composed_tightly():
     from pdpkit import report as rp
 
     X, y = _data(n=3000, d=3)
-    est = ObjPertClassifier(1.0, 1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+    est = ObjPertClassifier(1.0, 1e-6, classes=CLASSES, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
                             random_state=0).fit(X, y)
     g = est.privacy_spent()
     basic = est.release_.guarantee.epsilon + est.report_.dp_epsilon(1e-6, norm_bound=math.sqrt(2))
@@ -214,26 +264,28 @@ def test_report_travels_with_the_estimator_and_the_total_is_composed_tightly():
     rows = prepare_rows(X[:20], norm_bound=1.0, fit_intercept=True)
     np.testing.assert_array_equal(bounds, est.report_.epsilon_bound(rows, np.where(y[:20] == 1, 1.0, -1.0)))
     # the serialized report in the release reproduces the bounds
-    again = Release.from_json(est.release_.to_json()).privacy_report
+    with pytest.warns(SeededReleaseWarning):
+        again = Release.from_json(est.release_.to_json()).privacy_report
     assert isinstance(again, rp.PrivacyReport)
     np.testing.assert_allclose(again.epsilon_bound(rows, np.where(y[:20] == 1, 1.0, -1.0)), bounds, rtol=1e-13)
     # same seed, same report
-    twin = ObjPertClassifier(1.0, 1e-6, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
+    twin = ObjPertClassifier(1.0, 1e-6, classes=CLASSES, report="adaptive", report_epsilon=0.5, report_delta=1e-6,
                              random_state=0).fit(X, y)
     np.testing.assert_array_equal(twin.privacy_report(X[:20], y[:20]), bounds)
-    free = ObjPertClassifier(1.0, 1e-6, report="data-independent", random_state=0).fit(X, y)
+    free = ObjPertClassifier(1.0, 1e-6, classes=CLASSES, report="data-independent", random_state=0).fit(X, y)
     assert free.privacy_spent() == free.release_.guarantee
     with pytest.raises(ValueError, match="report=None"):
-        ObjPertClassifier(random_state=0).fit(X, y).privacy_report(X[:2], y[:2])
+        ObjPertClassifier(classes=CLASSES, random_state=0).fit(X, y).privacy_report(X[:2], y[:2])
 
 
 def test_clip_is_part_of_the_model_at_prediction_time_too():
     X, y = _data()
     big = 5.0 * X
-    est = ObjPertClassifier(row_norm="clip", random_state=1).fit(big, y)
+    est = ObjPertClassifier(classes=CLASSES, row_norm="clip", random_state=1).fit(big, y)
     clipped = prepare_rows(big, norm_bound=1.0, row_norm="clip")
     np.testing.assert_allclose(est.decision_function(big), clipped @ est.coef_ + est.intercept_, rtol=1e-13)
-    back = Release.from_json(est.release_.to_json())
+    with pytest.warns(SeededReleaseWarning):
+        back = Release.from_json(est.release_.to_json())
     assert back.row_norm == "clip"
     np.testing.assert_allclose(back.decision_function(big), est.decision_function(big), rtol=1e-13)
 

@@ -54,8 +54,7 @@ def test_live_matches_stored(runs):
     assert g.epsilon == pytest.approx(big["epsilon"], rel=1e-9)
     assert g.delta == pytest.approx(big["delta"], rel=1e-12)
     assert abs(live.passes - big["passes"]) <= 3
-    live_us = 1e6 * (live.fit_seconds + live.report_seconds) / N_LIVE
-    assert big["us_per_row"] / 20 <= live_us <= 20 * big["us_per_row"]
+    # no wall-clock comparison: a test's time depends on the machine's load (benchmarks/ measure time)
     median = dict(zip(big["quantiles"], big["bound_q"]))[0.5]
     assert median_consistent(live.bounds, median)
     assert not median_consistent(live.bounds, 1.1 * median)  # a perturbed stored value fails

@@ -11,11 +11,15 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.multiclass import check_classification_targets
 
 from pdpkit import model_selection as ms
 from pdpkit.datasets import normalize_rows
 from pdpkit.estimators import ObjPertClassifier
 from pdpkit.selection import SelectionCharge, selection_epsilon
+
+#: The public classes of ``_data``'s labels (and of breast cancer's: 0 malignant, 1 benign).
+CLASSES = [0, 1]
 
 
 def _data(n=300, d=5, seed=0):
@@ -37,11 +41,30 @@ class FakeAccountant:
         if self.refuse:
             raise ValueError("over budget")
         self.charges.append((charge, name))
+        return len(self.charges) - 1  # the ledger position, as PrivacyAccountant's charges return
+
+
+class _ClassesFromLabelsCV(ms.ObjPertClassifierCV):
+    """TEST ONLY, NOT PRIVATE: reads the two classes off the labels, which a release must never do.
+
+    scikit-learn's API checks fit on labels of their own choosing and cannot pass a public
+    class list, so they run on this variant; everything but where the classes come from is
+    ObjPertClassifierCV's own code. The real class's refusal is tested in
+    ``test_fit_without_two_public_classes_refuses_before_reading_a_label``.
+    """
+
+    def _public_classes(self, y):
+        check_classification_targets(y)
+        classes = np.unique(np.asarray(y))
+        if classes.shape[0] != 2:  # the real class's own check (exactly two), in sklearn's words
+            raise ValueError(f"Only binary classification is supported: y must have exactly 2 classes; got "
+                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''}")
+        return classes
 
 
 def test_guarantee_is_the_selection_total_and_meets_the_target():
     X, y = _data()
-    cv = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=0).fit(X, y)
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=0).fit(X, y)
     g = cv.privacy_spent()
     assert g.delta == 1e-6 and 1.0 * (1 - 2e-3) <= g.epsilon <= 1.0
     assert g.accounting == ms.SELECTION_ACCOUNTING and [p.name for p in g.parts] == ["selection"]
@@ -59,8 +82,8 @@ def test_guarantee_is_the_selection_total_and_meets_the_target():
 
 def test_selection_costs_more_than_one_fit_at_the_same_noise():
     X, y = _data()
-    cv = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=1).fit(X, y)
-    one = ObjPertClassifier(1.0, 1e-6, lam=cv.lam_, sigma=cv.sigma_, random_state=0).fit(X, y)
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=1).fit(X, y)
+    one = ObjPertClassifier(1.0, 1e-6, classes=CLASSES, lam=cv.lam_, sigma=cv.sigma_, random_state=0).fit(X, y)
     assert one.privacy_spent().epsilon < 0.7 * cv.privacy_spent().epsilon
 
 
@@ -70,19 +93,19 @@ def test_accountant_is_charged_before_any_noise(monkeypatch):
     monkeypatch.setattr(ObjPertClassifier, "_fit_signed", lambda self, *a, **k: calls.append(1))
     acc = FakeAccountant(refuse=True)
     with pytest.raises(ValueError, match="over budget"):
-        ms.ObjPertClassifierCV(1.0, 1e-6, accountant=acc, random_state=0).fit(X, y)
+        ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, accountant=acc, random_state=0).fit(X, y)
     assert calls == []
     monkeypatch.undo()
     acc = FakeAccountant()
-    cv = ms.ObjPertClassifierCV(1.0, 1e-6, accountant=acc, random_state=0).fit(X, y)
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, accountant=acc, random_state=0).fit(X, y)
     assert len(acc.charges) == 1 and acc.charges[0][0] == cv.selection_
     assert "ObjPertClassifierCV" in acc.charges[0][1]
 
 
 def test_reproducible_and_the_split_is_not_kept():
     X, y = _data()
-    a = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=3).fit(X, y)
-    b = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=3).fit(X, y)
+    a = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=3).fit(X, y)
+    b = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not any(isinstance(v, np.ndarray) and v.dtype == bool for v in vars(a).values())
 
@@ -92,14 +115,15 @@ def test_a_part_without_one_class_still_fits():
     y = np.zeros(12, dtype=int)
     y[0] = 1  # the one positive record lands in one part only
     for seed in range(3):
-        cv = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=seed).fit(X, y)
+        cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=seed).fit(X, y)
         assert set(cv.predict(X)) <= {0, 1}
 
 
 def test_no_run_gives_the_zero_model():
     X, y = _data(n=50)
     for seed in range(50):
-        cv = ms.ObjPertClassifierCV(2.0, 1e-6, select_mean=1.0, select_shape=math.inf, random_state=seed).fit(X, y)
+        cv = ms.ObjPertClassifierCV(2.0, 1e-6, classes=CLASSES, select_mean=1.0, select_shape=math.inf,
+                                    random_state=seed).fit(X, y)
         if cv.best_index_ is None:
             assert np.all(cv.coef_ == 0) and cv.intercept_ == 0.0 and cv.release_ is None
             assert np.all(cv.predict(X) == cv.classes_[0])
@@ -110,7 +134,7 @@ def test_no_run_gives_the_zero_model():
 
 def test_scores_have_sensitivity_one():
     X, y = _data(n=40)
-    cv = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=0).fit(X, y)
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=0).fit(X, y)
     est = cv.best_estimator_
     for i in range(40):  # removing any record moves the count by 0 or 1
         d = cv._count(est, X, y) - cv._count(est, np.delete(X, i, 0), np.delete(y, i))
@@ -142,18 +166,39 @@ def test_regressor_guarantee_and_parameters():
 def test_bad_parameters_are_refused():
     X, y = _data(n=20)
     with pytest.raises(ValueError, match="validation_fraction"):
-        ms.ObjPertClassifierCV(validation_fraction=1.0).fit(X, y)
+        ms.ObjPertClassifierCV(classes=CLASSES, validation_fraction=1.0).fit(X, y)
     with pytest.raises(TypeError, match="lams"):
-        ms.ObjPertClassifierCV(lams="1,2").fit(X, y)
-    with pytest.raises(ValueError, match="row"):
-        ms.ObjPertClassifierCV().fit(X * 3, y)
+        ms.ObjPertClassifierCV(classes=CLASSES, lams="1,2").fit(X, y)
+    with pytest.raises(ValueError, match=r"^X has a row whose Euclidean norm exceeds norm_bound=1; ") as err:
+        ms.ObjPertClassifierCV(classes=CLASSES).fit(X * 3, y)
+    assert "row 0" not in str(err.value) and "such rows" not in str(err.value)  # names no row, norm or count
     with pytest.raises(TypeError):
         ms.ObjPertClassifierCV(1.0, 1e-6, (1.0, 2.0))  # the grid is keyword-only
 
 
+class _Unreadable:
+    """Labels that fail the test when anything reads them."""
+
+    def _read(self, *args, **kwargs):
+        raise AssertionError("the labels were read")
+
+    __array__ = __len__ = __iter__ = __getitem__ = _read
+
+
+def test_fit_without_two_public_classes_refuses_before_reading_a_label():
+    X, _ = _data(n=20)
+    with pytest.raises(ValueError, match=r"^classes:"):
+        ms.ObjPertClassifierCV().fit(X, _Unreadable())
+    with pytest.raises(ValueError, match="exactly 2"):  # binary: two public classes, whatever the labels
+        ms.ObjPertClassifierCV(classes=[0, 1, 2]).fit(X, _Unreadable())
+    # test the tester: the variant that reads the classes off the labels does read them
+    with pytest.raises(AssertionError, match="labels were read"):
+        _ClassesFromLabelsCV().fit(X, _Unreadable())
+
+
 def test_selection_epsilon_of_a_fitted_estimator_by_the_function():
     X, y = _data()
-    cv = ms.ObjPertClassifierCV(0.5, 1e-6, random_state=0).fit(X, y)
+    cv = ms.ObjPertClassifierCV(0.5, 1e-6, classes=CLASSES, random_state=0).fit(X, y)
     c = cv.selection_
     assert selection_epsilon(1e-6, candidates=c.candidates, score_mu=c.score_mu, mean=c.mean,
                              shape=c.shape) == cv.privacy_spent().epsilon
@@ -171,8 +216,10 @@ def test_against_the_untuned_default_on_breast_cancer():
     cv_acc, default_acc = [], []
     for seed in range(10):
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
-        cv_acc.append(ms.ObjPertClassifierCV(1.0, 1e-6, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
-        default_acc.append(ObjPertClassifier(1.0, 1e-6, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
+        cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=seed)
+        cv_acc.append(cv.fit(Xtr, ytr).score(Xte, yte))
+        default = ObjPertClassifier(1.0, 1e-6, classes=CLASSES, random_state=seed)
+        default_acc.append(default.fit(Xtr, ytr).score(Xte, yte))
     assert np.mean(cv_acc) >= np.mean(default_acc) - 0.02
 
 
@@ -181,6 +228,7 @@ def test_against_the_untuned_default_on_breast_cancer():
 def test_scikit_learn_checks(cls):
     from sklearn.utils.estimator_checks import check_estimator
 
+    cls = _ClassesFromLabelsCV if cls is ms.ObjPertClassifierCV else cls
     results = check_estimator(cls(row_norm="clip", random_state=0), on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
@@ -188,7 +236,7 @@ def test_scikit_learn_checks(cls):
 
 def test_the_pickle_holds_no_seed():
     X, y = _data()
-    cv = ms.ObjPertClassifierCV(1.0, 1e-6, random_state=1234).fit(X, y)
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=1234).fit(X, y)
     back = pickle.loads(pickle.dumps(cv))
     assert back.random_state is None and cv.random_state == 1234
     np.testing.assert_array_equal(back.predict(X), cv.predict(X))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,7 +111,7 @@ class ScaleRun:
     passes: float
 
 
-def fit_and_report(X: Any, y: Any, **estimator_kwargs: Any) -> ScaleRun:
+def fit_and_report(X: Any, y: Any, *, classes: Sequence[float] = (-1.0, 1.0), **estimator_kwargs: Any) -> ScaleRun:
     """Fit :class:`pdpkit.estimators.ObjPertClassifier` on ``(X, y)`` and report on every row.
 
     Parameters
@@ -119,13 +120,15 @@ def fit_and_report(X: Any, y: Any, **estimator_kwargs: Any) -> ScaleRun:
         Features: a numpy array, a memmap or a Dask array (read block by block).
     y : array_like
         Labels.
+    classes : Sequence[float], default (-1, +1)
+        The public classes (``classes[1]`` positive): those of :func:`synthetic_block`.
     **estimator_kwargs
         The estimator's parameters (a report method among them).
     """
     n = int(X.shape[0])
     start = _solver._ROWS_READ[0]
     t0 = time.perf_counter()
-    clf = ObjPertClassifier(**estimator_kwargs).fit(X, y)
+    clf = ObjPertClassifier(classes=list(classes), **estimator_kwargs).fit(X, y)
     t1 = time.perf_counter()
     read_fit = _solver._ROWS_READ[0] - start
     bounds = np.asarray(clf.privacy_report(X, y))

@@ -176,7 +176,8 @@ def adult_report_bounds(*, lam: float, n_people: int | None = None,
 
 
 def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta: float, seeds: int = 2,
-                   progress: bool | None = None, **estimator_kwargs: Any) -> dict[str, np.ndarray]:
+                   progress: bool | None = None, classes: Sequence[float] = (-1.0, 1.0),
+                   **estimator_kwargs: Any) -> dict[str, np.ndarray]:
     r"""Mean test accuracy of :class:`pdpkit.estimators.ObjPertClassifier` at each ε, over the seeds ``0, 1, …, seeds - 1``.
 
     Returns ``{"eps": ..., "accuracy": ..., "std": ...}`` (standard deviation over seeds).
@@ -195,6 +196,9 @@ def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta
         Training data set.
     test : Dataset
         Test data set.
+    classes : Sequence[float], default (-1, +1)
+        The public classes (``classes[1]`` positive): a :class:`~pdpkit.datasets.Dataset`'s
+        labels are :math:`\{-1, +1\}`.
     **estimator_kwargs
         Further parameters of :class:`pdpkit.estimators.ObjPertClassifier`.
     """
@@ -202,6 +206,7 @@ def accuracy_curve(train: Dataset, test: Dataset, *, eps: Sequence[float], delta
     acc = np.empty((eps.size, seeds))
     grid = [(i, s) for i in range(eps.size) for s in range(seeds)]
     for i, s in _progress(grid, total=len(grid), desc="accuracy curve", progress=progress):
-        clf = ObjPertClassifier(float(eps[i]), delta, random_state=s, **estimator_kwargs).fit(train.X, train.y)
+        clf = ObjPertClassifier(float(eps[i]), delta, random_state=s, classes=list(classes),
+                                **estimator_kwargs).fit(train.X, train.y)
         acc[i, s] = clf.score(test.X, test.y)
     return {"eps": eps, "accuracy": acc.mean(axis=1), "std": acc.std(axis=1)}

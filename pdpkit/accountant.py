@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import math
 import secrets
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -492,6 +493,7 @@ def _restore_accountant(session: str, epsilon: float, delta: float, ledger: list
     acc._ledger = [Charge.from_dict(c) for c in ledger]
     acc._session = session
     acc._detached = True
+    acc._lock = threading.Lock()
     return acc
 
 
@@ -528,6 +530,7 @@ class PrivacyAccountant:
         self._ledger: list[Charge] = []
         self._session = secrets.token_hex(16)
         self._detached = False
+        self._lock = threading.Lock()  # a check and its write are one step (threads of joblib, a server)
         _LIVE[self._session] = self
 
     def __reduce__(self) -> tuple:
@@ -611,16 +614,17 @@ class PrivacyAccountant:
                 "when n_jobs > 1): a charge here would never reach the session's ledger, so it is refused and "
                 "nothing was released. Fit in the session's process (n_jobs=1, or joblib's threading backend), "
                 "or fit without an accountant and charge its release to the session's accountant yourself")
-        after = self.total_epsilon(extra)
-        if after > self.epsilon * (1.0 + 1e-12):
-            names = ", ".join(repr(c.name) for c in extra)
-            raise BudgetExceededError(
-                f"charging {names} would spend epsilon = {_up(after)} at delta = {_up(self.delta, 3)}, above the "
-                f"budget epsilon = {self.epsilon:.4g}: nothing was released; lower this release's epsilon (or raise "
-                f"its noise) or start a new accountant with a larger budget")
-        position = len(self._ledger)
-        self._ledger.extend(extra)
-        return position
+        with self._lock:
+            after = self.total_epsilon(extra)
+            if after > self.epsilon * (1.0 + 1e-12):
+                names = ", ".join(repr(c.name) for c in extra)
+                raise BudgetExceededError(
+                    f"charging {names} would spend epsilon = {_up(after)} at delta = {_up(self.delta, 3)}, above "
+                    f"the budget epsilon = {self.epsilon:.4g}: nothing was released; lower this release's epsilon "
+                    f"(or raise its noise) or start a new accountant with a larger budget")
+            position = len(self._ledger)
+            self._ledger.extend(extra)
+            return position
 
     def charge_gaussian(self, *, mu: float, name: str, count: int = 1, delta: float | None = None) -> int:
         r"""Charge ``count`` Gaussian mechanisms of parameter :math:`\mu = \Delta/s` each.

@@ -653,7 +653,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         return _check_classes(self.classes)
 
     def _labels_known(self, y: Any, classes: np.ndarray) -> np.ndarray | None:
-        """``None`` when every label is one of ``classes``; else refuse, or (``unknown_label="ignore"``) the mask to keep."""
+        """``None`` when every label is one of ``classes``; else refuse, or (``unknown_label="ignore"``) the mask."""
         if _is_dask(y):
             if self.unknown_label == "ignore":
                 raise ValueError("unknown_label='ignore' is not available for Dask arrays: filter the records "
@@ -905,7 +905,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
 
 
 def _check_classes(classes: Any) -> np.ndarray:
-    """``classes`` as an array: two or more distinct labels, all strings or all numbers (``TypeError``/``ValueError``)."""
+    """``classes`` as an array: two or more distinct labels, all strings or all numbers (else an error)."""
     if isinstance(classes, (str, bytes)) or not hasattr(classes, "__len__") or np.ndim(classes) != 1:
         raise TypeError(f"classes must be a sequence of labels (strings or numbers); got {classes!r}")
     values = list(classes)

@@ -419,3 +419,61 @@ def test_label_and_cell_refusals_read_the_same_on_neighbouring_data_sets():
             XX[rows, rows[0] % 3] = sign * value
             texts.add(_message(lambda: ObjPertClassifier(classes=CLASSES).fit(XX, y)))
         assert len(texts) == 1, texts
+
+
+def test_threads_charging_one_accountant_never_exceed_its_budget():
+    import threading
+
+    acc = PrivacyAccountant(1.0, 1e-6)
+    mu = 0.05  # each charge a Gaussian of mu 0.05: 22 fit in (1, 1e-6), not 32
+    fits = 0
+    while acc.total_epsilon([_gauss(mu)] * (fits + 1)) <= 1.0:
+        fits += 1
+
+    def race(acc: PrivacyAccountant) -> list:
+        barrier, accepted = threading.Barrier(8), []
+
+        def worker() -> None:
+            barrier.wait()
+            for _ in range(4):
+                try:
+                    accepted.append(acc.charge_gaussian(mu=mu, name="count"))
+                except ValueError:
+                    pass
+
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return accepted
+
+    def slow(acc: PrivacyAccountant) -> PrivacyAccountant:
+        """The composition takes a millisecond, as a real ledger's does: the window between check and write."""
+        import time
+
+        real = acc.total_epsilon
+
+        def total_epsilon(extra=()):
+            value = real(extra)
+            time.sleep(1e-3)
+            return value
+
+        acc.total_epsilon = total_epsilon
+        return acc
+
+    accepted = race(slow(acc))
+    assert sorted(accepted) == list(range(fits)) and len(acc.ledger) == fits and acc.spent().epsilon <= 1.0
+    # the wrong variant: the check and the write as two steps; threads then spend beyond the budget
+    import contextlib
+
+    loose = slow(PrivacyAccountant(1.0, 1e-6))
+    loose._lock = contextlib.nullcontext()
+    race(loose)
+    assert len(loose.ledger) > fits
+
+
+def _gauss(mu: float):
+    from pdpkit.accountant import Charge
+
+    return Charge(name="count", kind="gaussian", params={"mu": mu}, delta=1e-6)

@@ -596,7 +596,7 @@ class PrivacyAccountant:
         """Add ``charges`` to the ledger, or raise :class:`BudgetExceededError` and add nothing.
 
         Returns the ledger position of the first added entry: a charged release draws its noise
-        from the stream of that position (:func:`pdpkit._validation.charged_generator`), so
+        from the stream of that position (``pdpkit._validation.charged_generator``), so
         two releases of one ledger never share noise, whatever seeds their callers passed. A
         detached copy (:attr:`detached`) refuses with :class:`DetachedAccountantError`.
 

@@ -312,7 +312,7 @@ class ObjPertEstimator(BaseEstimator):
         """Charge the accountant (before any noise is drawn) and return it with the fit's noise generator.
 
         With an accountant the noise comes from the stream of the charge's ledger position
-        (:func:`pdpkit._validation.charged_generator`): independent of every other release of
+        (``pdpkit._validation.charged_generator``): independent of every other release of
         the session, whatever ``random_state`` is. Without one, from ``random_state`` itself.
         """
         acc = getattr(self, "accountant", None)
@@ -517,7 +517,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         Source of the noise. ``None`` (default): OS entropy. A seed makes the release
         reproducible by anyone who knows it — private only while the seed stays secret — and
         the release says so (``release_.seeded``). With an ``accountant`` every fit draws from
-        the stream of its place in the ledger (:func:`pdpkit._validation.charged_generator`), so
+        the stream of its place in the ledger (``pdpkit._validation.charged_generator``), so
         two releases of one session never share noise, even with the same seed.
     grad_tol : float
         τ, the public bound on the solver's perturbed-gradient norm
@@ -820,7 +820,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         Source of the noise. ``None`` (default): OS entropy. A seed makes the release
         reproducible by anyone who knows it — private only while the seed stays secret — and
         the release says so (``release_.seeded``). With an ``accountant`` every fit draws from
-        the stream of its place in the ledger (:func:`pdpkit._validation.charged_generator`), so
+        the stream of its place in the ledger (``pdpkit._validation.charged_generator``), so
         two releases of one session never share noise, even with the same seed.
     grad_tol : float
         τ > 0, the public bound on the solver's perturbed-gradient norm, paid for by the

@@ -364,7 +364,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
         of ``rng`` itself are those of ``b`` alone.
     max_iter : int or None
         ``None`` (default): no limit that depends on the data. The fast Newton phase gets
-        :data:`pdpkit._solver._FAST_ITER` iterations, then plain damped Newton continues with a
+        200 iterations (``pdpkit._solver._FAST_ITER``), then plain damped Newton continues with a
         budget that provably suffices (self-concordance of the perturbed objective, Boyd &
         Vandenberghe §9.6.4): whether a fit succeeds never depends on a record (how many
         iterations it takes does, and is not released). An integer caps the iterations; a fit

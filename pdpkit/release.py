@@ -873,7 +873,7 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, report
     accountant : PrivacyAccountant, optional
         The session's accountant (already charged).
     seeded : bool, optional
-        Whether the noise came from a caller's seed (recorded in the file; :attr:`Release.seeded`).
+        Whether the noise came from a caller's seed (recorded in the file as ``seeded``).
     """
     fit_intercept = _bool(fit_intercept, "fit_intercept")
     loss_name = _check_fit(result, report)

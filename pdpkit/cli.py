@@ -713,6 +713,17 @@ def _fit_features(header: list[str], label: str, args: argparse.Namespace, path:
     return names
 
 
+def _select_columns(schema: Any, args: argparse.Namespace) -> Any:
+    """The schema restricted by --features / --drop (a refusal names the option)."""
+    try:
+        if args.features is not None or args.drop:
+            return schema.select(features=args.features, drop=args.drop or ())
+    except (ValueError, KeyError) as exc:
+        option = "--features" if args.features is not None else "--drop"
+        raise CLIError(f"{option}: {str(exc).strip(chr(34))} (--schema {args.schema})") from None
+    return schema
+
+
 def _fit_schema(args: argparse.Namespace, path: str):
     """The schema of ``--schema``, reviewed (not a draft), restricted by --features/--drop, with its label."""
     schema = _load_schema(args.schema)
@@ -730,13 +741,7 @@ def _fit_schema(args: argparse.Namespace, path: str):
     if lab is None and args.label is None:
         raise CLIError(f"--schema {args.schema}: has no label column; give --label COL or a column with "
                        "\"role\": \"label\"")
-    try:
-        if args.features is not None or args.drop:
-            schema = schema.select(features=args.features, drop=args.drop or ())
-    except (ValueError, KeyError) as exc:
-        option = "--features" if args.features is not None else "--drop"
-        raise CLIError(f"{option}: {str(exc).strip(chr(34))} (--schema {args.schema})") from None
-    return schema
+    return _select_columns(schema, args)
 
 
 def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argparse.Namespace) -> list[str]:
@@ -1069,12 +1074,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if label is not None and label not in header:
         raise CLIError(f"{args.data}: no column {label!r} (columns: {', '.join(header)})")
     if schema is not None:
-        try:
-            if args.features is not None or args.drop:
-                schema = schema.select(features=args.features, drop=args.drop or ())
-        except (ValueError, KeyError) as exc:
-            option = "--features" if args.features is not None else "--drop"
-            raise CLIError(f"{option}: {str(exc).strip(chr(34))} (--schema {args.schema})") from None
+        schema = _select_columns(schema, args)
         absent = [c.name for c in schema.features if c.name not in header]
         if absent:
             raise CLIError(f"{args.data}: no column(s) {', '.join(map(repr, absent))} of the schema "

@@ -52,23 +52,14 @@ def test_check_estimator_passes(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS, on_skip=None)
 
 
-class _Unreadable:
-    """Labels that fail the test when anything reads them."""
-
-    def _read(self, *args, **kwargs):
-        raise AssertionError("the labels were read")
-
-    __array__ = __len__ = __iter__ = __getitem__ = _read
-
-
-def test_fit_without_classes_refuses_before_reading_a_label():
+def test_fit_without_classes_refuses_before_reading_a_label(unreadable_labels):
     X, _ = _data(n=50)
     with pytest.raises(ValueError, match=r"^classes:") as err:
-        ObjPertClassifier().fit(X, _Unreadable())
+        ObjPertClassifier().fit(X, unreadable_labels)
     assert "schema" in str(err.value)  # the other public source of the classes
     # test the tester: the variant that reads the classes off the labels does read them
     with pytest.raises(AssertionError, match="labels were read"):
-        _ClassesFromLabels().fit(X, _Unreadable())
+        _ClassesFromLabels().fit(X, unreadable_labels)
 
 
 def test_row_beyond_norm_bound_raises_naming_no_row_and_clip_is_a_per_record_map():

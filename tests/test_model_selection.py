@@ -176,24 +176,15 @@ def test_bad_parameters_are_refused():
         ms.ObjPertClassifierCV(1.0, 1e-6, (1.0, 2.0))  # the grid is keyword-only
 
 
-class _Unreadable:
-    """Labels that fail the test when anything reads them."""
-
-    def _read(self, *args, **kwargs):
-        raise AssertionError("the labels were read")
-
-    __array__ = __len__ = __iter__ = __getitem__ = _read
-
-
-def test_fit_without_two_public_classes_refuses_before_reading_a_label():
+def test_fit_without_two_public_classes_refuses_before_reading_a_label(unreadable_labels):
     X, _ = _data(n=20)
     with pytest.raises(ValueError, match=r"^classes:"):
-        ms.ObjPertClassifierCV().fit(X, _Unreadable())
+        ms.ObjPertClassifierCV().fit(X, unreadable_labels)
     with pytest.raises(ValueError, match="exactly 2"):  # binary: two public classes, whatever the labels
-        ms.ObjPertClassifierCV(classes=[0, 1, 2]).fit(X, _Unreadable())
+        ms.ObjPertClassifierCV(classes=[0, 1, 2]).fit(X, unreadable_labels)
     # test the tester: the variant that reads the classes off the labels does read them
     with pytest.raises(AssertionError, match="labels were read"):
-        _ClassesFromLabelsCV().fit(X, _Unreadable())
+        _ClassesFromLabelsCV().fit(X, unreadable_labels)
 
 
 def test_selection_epsilon_of_a_fitted_estimator_by_the_function():

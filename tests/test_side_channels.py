@@ -152,22 +152,6 @@ def test_every_release_of_a_session_gets_its_own_place(monkeypatch):
 
 
 # ---------------------------------------------------------------- 2. classes from public input
-def test_no_class_list_is_refused_before_the_labels_are_read():
-    X, _ = _data(50)
-
-    class Untouchable:
-        def __array__(self, *args, **kwargs):
-            raise AssertionError("the labels were read")
-
-        def __len__(self):
-            raise AssertionError("the labels were read")
-
-    with pytest.raises(ValueError, match="^classes: give the public list"):
-        ObjPertClassifier().fit(X, Untouchable())
-    with pytest.raises(ValueError, match="^classes: give the public list"):
-        ObjPertClassifierCV().fit(X, Untouchable())
-
-
 def _rare_label_releases(classes_from_data: bool) -> tuple:
     rng = np.random.default_rng(1)
     X = rng.uniform(-0.5, 0.5, size=(300, 2))

@@ -4,7 +4,8 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
 
     pdpkit schema DATA.csv [--label COL] [--ignore id,...] [--max-categories K]
                   [--label-kind categorical|numeric] --out SCHEMA.json
-    pdpkit fit DATA.csv (--label COL [--classes A,B,...] | --schema SCHEMA.json) --epsilon E --delta D
+    pdpkit fit DATA.csv (--label COL [--classes A,B,...] | --schema SCHEMA.json)
+               --epsilon E --delta D
                [--features a,b,... | --drop id,...]
                [--loss logistic|huber|robust_log] [--norm-bound R] [--row-norm raise|clip]
                [--no-intercept] [--report METHOD --report-epsilon E2 --report-delta D2]
@@ -13,8 +14,9 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
     pdpkit report RELEASE.json TARGETS.csv --label COL [--schema SCHEMA.json]
                   --out REPORT.csv [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv [--schema SCHEMA.json] --out PRED.csv
-    pdpkit check DATA.csv [--schema SCHEMA.json] [--label COL] [--classes A,B,...] [--norm-bound R]
-                 [--row-norm raise|clip] [--features a,b,... | --drop id,...] [--delta D]
+    pdpkit check DATA.csv [--schema SCHEMA.json] [--label COL] [--classes A,B,...]
+                 [--norm-bound R] [--row-norm raise|clip]
+                 [--features a,b,... | --drop id,...] [--delta D]
     pdpkit --version
 
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``: a
@@ -57,8 +59,9 @@ the data as ``fit`` does and prints every row a fit would refuse, its column and
 (rows numbered from 1, the header not counted), and the leak heuristics of
 :func:`pdpkit.check.leak_heuristics_nonprivate`. Its output is **not private**: it is for
 the curator, never to publish. ``fit --seed`` makes the release reproducible by anyone who
-knows the seed: it is private only while the seed stays secret, and ``fit`` says so. CSV files are read by pandas as
-UTF-8 (a byte-order mark is dropped; gzip-compressed files are read transparently); column
+knows the seed: it is private only while the seed stays secret, and ``fit`` says so.
+
+CSV files are read by pandas as UTF-8 (a byte-order mark is dropped; gzip-compressed files are read transparently); column
 names must be unique. Every output path is checked before any work starts (not an input
 file, not a directory, in an existing writable directory) and every output is written
 atomically (a temporary file in the same directory, then renamed) with the usual

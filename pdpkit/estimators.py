@@ -35,7 +35,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils.multiclass import check_classification_targets  # noqa: F401 (the test-only variant)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_generator, charged_generator, check_positive, check_probability
@@ -620,7 +619,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             y = classes[idx]
         else:
             X, y = self._validate(self._encode(X), y, reset=True)
-            keep = self._labels_known(y, classes)
+            keep = _labels_known(y, classes, self.unknown_label)
             if keep is not None:
                 X, y = X[keep], y[keep]
         self.classes_ = classes
@@ -651,22 +650,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                              "label is categorical; classes read from the data would reveal who is in it (a rare "
                              "label, the number of one-vs-rest models)")
         return _check_classes(self.classes)
-
-    def _labels_known(self, y: Any, classes: np.ndarray) -> np.ndarray | None:
-        """``None`` when every label is one of ``classes``; else refuse, or (``unknown_label="ignore"``) the mask."""
-        if _is_dask(y):
-            if self.unknown_label == "ignore":
-                raise ValueError("unknown_label='ignore' is not available for Dask arrays: filter the records "
-                                 "whose label is not one of the classes before the fit")
-            if bool((~y.map_blocks(np.isin, classes, dtype=bool)).any().compute()):
-                raise ValueError(_unknown_label_message(classes))
-            return None
-        known = np.isin(np.asarray(y), classes)
-        if known.all():
-            return None
-        if self.unknown_label == "raise":
-            raise ValueError(_unknown_label_message(classes))
-        return known
 
     def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
         """K one-vs-rest fits, composed: every record is in all K problems."""
@@ -919,6 +902,23 @@ def _check_classes(classes: Any) -> np.ndarray:
     if len(values) < 2 or len(set(values)) != len(values):
         raise ValueError(f"classes must hold two or more distinct labels; got {values!r}")
     return np.asarray(values, dtype=object) if strings else np.asarray(values)
+
+
+def _labels_known(y: Any, classes: np.ndarray, policy: str) -> np.ndarray | None:
+    """``None`` when every label is one of ``classes``; else refuse (``policy="raise"``) or the mask of rows to keep."""
+    if _is_dask(y):
+        if policy == "ignore":
+            raise ValueError("unknown_label='ignore' is not available for Dask arrays: filter the records "
+                             "whose label is not one of the classes before the fit")
+        if bool((~y.map_blocks(np.isin, classes, dtype=bool)).any().compute()):
+            raise ValueError(_unknown_label_message(classes))
+        return None
+    known = np.isin(np.asarray(y), classes)
+    if known.all():
+        return None
+    if policy == "raise":
+        raise ValueError(_unknown_label_message(classes))
+    return known
 
 
 def _unknown_label_message(classes: Any) -> str:

@@ -41,7 +41,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils.multiclass import check_classification_targets  # noqa: F401 (the test-only variant)
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_generator, charged_generator, check_positive, check_probability
@@ -50,9 +49,9 @@ from .estimators import (
     ObjPertClassifier,
     ObjPertRegressor,
     _check_classes,
+    _labels_known,
     _output_mu,
     _private_message,
-    _unknown_label_message,
     prepare_rows,
 )
 from .losses import get_loss
@@ -360,11 +359,9 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
             X, y = validate_data(self, X, y, reset=True)
         except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
             raise type(exc)(_private_message(str(exc))) from None
-        known = np.isin(np.asarray(y), classes)
-        if not known.all():
-            if self.unknown_label == "raise":
-                raise ValueError(_unknown_label_message(classes))
-            X, y = X[known], y[known]
+        keep = _labels_known(y, classes, self.unknown_label)
+        if keep is not None:
+            X, y = X[keep], y[keep]
         self.classes_ = classes
         self._select(X, y, classes)
         return self

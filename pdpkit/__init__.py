@@ -22,6 +22,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.accountant` — one budget for a session of releases, composed tightly.
 * :mod:`pdpkit.selection`, :mod:`pdpkit.model_selection` — private choice of λ, paid for.
 * :mod:`pdpkit.release` — the release file, its total guarantee and ledger.
+* :mod:`pdpkit.signing` — Ed25519 keys and signatures: releases and pages anyone can check.
 * :mod:`pdpkit.check` — the curator's non-private diagnostic: the rows a fit would refuse.
 * :mod:`pdpkit.cli` — the ``pdpkit`` command line (fit, report, predict, page, check).
 * :mod:`pdpkit.page` — the privacy page: each person computes their own bound in the browser.
@@ -54,6 +55,7 @@ from . import (
     report,
     schema,
     selection,
+    signing,
     single,
     stability,
 )
@@ -83,6 +85,7 @@ __all__ = [
     "release",
     "schema",
     "selection",
+    "signing",
     "single",
     "stability",
     "report",

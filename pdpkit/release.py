@@ -18,23 +18,35 @@ parts' ε.
 
 A release checks itself: :meth:`Release.verify` recomputes every part and the total from the
 public fields, and :meth:`Release.from_json` refuses, naming the field, a file whose values
-have the wrong type, lie outside their range, disagree in length, carry unknown fields, or
-whose guarantee is not the one its parameters give.
+have the wrong type, lie outside their range, disagree in length, carry unknown fields or a
+key twice, whose guarantee is not the one its parameters give, whose feature names are not
+its schema's encoding, or whose schema is still a non-private draft.
+
+A release can be **signed** (:meth:`Release.sign`, ``pdpkit fit --sign KEY``) with an
+Ed25519 key (:mod:`pdpkit.signing`): the file then carries a signature over its canonical
+bytes (:attr:`Release.payload`) and the signer's key fingerprint.
+``Release.from_json(text, public_key=KEY)`` and :meth:`Release.verify` with the publisher's
+public key refuse every edit of every field — also those no consistency check can see (a
+swapped class list, a permuted feature list, an edited coefficient or released statistic) —
+and a file whose signature was stripped.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from . import report as _report
+from . import signing as _signing
+from ._json import canonical_json, loads_strict
 from ._solver import _check_loss
 from ._validation import as_finite_array, check_probability
 from .accountant import Charge, Guarantee, GuaranteePart, _delta, _keys, _real, compose, ledger_guarantee
@@ -56,10 +68,12 @@ __all__ = [
     "multiclass_release",
 ]
 
-#: The format tag of a release file. Format 4 records whether the noise came from a caller's seed
-#: (``seeded``); format 3 files are read (``seeded`` unknown: ``None``), format 2 files too (their
+#: The format tag of a release file. Format 5 carries a ``signature`` (null when unsigned);
+#: format 4 records whether the noise came from a caller's seed (``seeded``) and is read as
+#: unsigned; format 3 files are read (``seeded`` unknown: ``None``), format 2 files too (their
 #: guarantee is recomputed); format 1 (before the solver's tolerance was paid for) is refused.
-RELEASE_FORMAT = "pdpkit-release/4"
+RELEASE_FORMAT = "pdpkit-release/5"
+_FORMAT_4 = "pdpkit-release/4"
 _FORMAT_3 = "pdpkit-release/3"
 _FORMAT_2 = "pdpkit-release/2"
 
@@ -213,7 +227,8 @@ _REPORT_FIELDS = ("method", "rho", "sigma_gradient", "sigma_hessian", "sigma_lam
                   "hessian_release", "lambda_min_release")
 _FIELDS_3 = ("format", "theta", "lam", "sigma", "loss", "norm_bound", "grad_tol", "sigma_out", "fit_intercept",
              "row_norm", "guarantee", "ledger", "report", "classes", "feature_names", "schema")
-_FIELDS = _FIELDS_3 + ("seeded",)
+_FIELDS_4 = _FIELDS_3 + ("seeded",)
+_FIELDS = _FIELDS_4 + ("signature",)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -278,6 +293,9 @@ class Release:
         private only while the seed stays secret (:data:`SEEDED_NOTE`, repeated by
         :meth:`verify` as a :class:`SeededReleaseWarning`); ``False`` for OS entropy;
         ``None`` when not recorded (files of format 3, a release built by hand).
+    signature : dict or None
+        The signature block (:mod:`pdpkit.signing`) over :attr:`payload`, made by
+        :meth:`sign`; ``None`` for an unsigned release.
     """
 
     theta: np.ndarray
@@ -296,6 +314,8 @@ class Release:
     row_norm: str = "raise"
     schema: dict[str, Any] | None = None
     seeded: bool | None = None
+    signature: dict[str, str] | None = None
+    _payload: bytes | None = field(default=None, init=False, repr=False)
     _report_objs: Any = field(default=(), init=False, repr=False)
     _schema_obj: Any = field(default=None, init=False, repr=False)
 
@@ -320,6 +340,8 @@ class Release:
         s(self, "fit_intercept", _bool(self.fit_intercept, "fit_intercept"))
         if self.seeded is not None:
             s(self, "seeded", _bool(self.seeded, "seeded"))
+        if self.signature is not None:
+            s(self, "signature", _signing.check_signature_block(self.signature))
         if self.row_norm not in ("raise", "clip"):
             raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
         if self.row_norm == "clip" and self.norm_bound is None:
@@ -340,6 +362,9 @@ class Release:
                                  "within it")
             if not ledger:
                 raise ValueError("a release with a guarantee needs its ledger")
+        elif ledger:
+            raise ValueError("guarantee: null, but the ledger lists charges: a release that spent privacy states "
+                             "its guarantee")
         n_feat = theta.shape[-1] - int(self.fit_intercept)
         if self.feature_names is not None:
             names = tuple(self.feature_names)
@@ -367,6 +392,14 @@ class Release:
             from .schema import Schema
 
             sch = self.schema if isinstance(self.schema, Schema) else Schema.from_dict(self.schema)
+            if sch.nonprivate_draft:
+                raise ValueError("schema: is a non-private draft (its bounds and domains were read from the data); "
+                                 "a release's schema must be reviewed, with its draft marks removed")
+            if self.feature_names is not None and tuple(sch.encoded_names) != self.feature_names:
+                raise ValueError("feature_names: are not the schema's encoded features, in its order")
+            if self.feature_names is None and len(sch.encoded_names) != n_feat:
+                raise ValueError(f"schema: encodes {len(sch.encoded_names)} features but theta has {n_feat} feature "
+                                 "coefficients")
             s(self, "_schema_obj", sch)
             s(self, "schema", sch.to_dict())
         if self.report is not None:
@@ -597,13 +630,83 @@ class Release:
                                  f"{own.count}, parameters {own.params}): the guarantee would not cover it")
         return ledger_guarantee(self.ledger, g.delta)
 
-    def verify(self) -> Release:
+    # ------------------------------------------------------------ signing
+    @property
+    def payload(self) -> bytes:
+        """The bytes a signature covers: the release's canonical JSON without its signature block.
+
+        For a release read from a file, the canonical bytes of what the file says; for one
+        made in this session, of :meth:`to_dict`. Sorted keys, no spaces, ASCII
+        (:func:`pdpkit._json.canonical_json`): the same however the file was indented.
+        """
+        if self._payload is not None:
+            return self._payload
+        return canonical_json({k: v for k, v in self.to_dict().items() if k != "signature"})
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of :attr:`payload`, 64 hex digits: names this release's contents, signed or not."""
+        return hashlib.sha256(self.payload).hexdigest()
+
+    @property
+    def signer(self) -> str | None:
+        """The fingerprint of the key that signed the release (not checked here: :meth:`verify`), or ``None``."""
+        return None if self.signature is None else self.signature["fingerprint"]
+
+    def sign(self, private_key: Any) -> Release:
+        """This release signed with an Ed25519 key: a copy whose ``signature`` covers :attr:`payload`.
+
+        Parameters
+        ----------
+        private_key : cryptography's Ed25519PrivateKey, or the path of its PEM file (``pdpkit keygen``)
+
+        Returns
+        -------
+        Release
+            The signed copy (verified with the key's public half before it is returned).
+        """
+        bare = replace(self, signature=None)
+        block = _signing.sign_payload(private_key, bare.payload, context=_signing.RELEASE_CONTEXT)
+        signed = replace(bare, signature=block)
+        _signing.verify_payload(block, signed.payload, context=_signing.RELEASE_CONTEXT)
+        return signed
+
+    def verify_signature(self, public_key: Any = None) -> str:
+        """Check the signature over :attr:`payload`; return the signer's fingerprint.
+
+        With ``public_key`` (the publisher's), the release must be signed by that key; without,
+        by the key its signature names (intact since signing, by whoever holds that key).
+        :class:`pdpkit.signing.SignatureError` (a ``ValueError`` whose message starts with
+        "signature") otherwise, an unsigned release included.
+
+        Parameters
+        ----------
+        public_key : optional
+            The publisher's public key, or the path of ``KEY.pub``.
+        """
+        return _signing.verify_payload(self.signature, self.payload, context=_signing.RELEASE_CONTEXT,
+                                       public_key=public_key)
+
+    def verify(self, public_key: Any = None) -> Release:
         """Recompute the guarantee from the ledger and the public fields; ``ValueError`` naming what disagrees.
 
         Returns the release itself, so ``Release.from_json(text).verify()`` chains. A release
         without a guarantee verifies trivially (it claims nothing). A release drawn from a
         caller's seed verifies with a :class:`SeededReleaseWarning` (:data:`SEEDED_NOTE`).
+
+        With ``public_key``, the release must also be signed by that key
+        (:meth:`verify_signature`): every edit of any field is then refused, and so is a
+        release whose signature was removed. Without it, a signed release's signature is
+        checked against the key it names — compare :attr:`signer` with the fingerprint the
+        publisher lists.
+
+        Parameters
+        ----------
+        public_key : optional
+            The publisher's public key (cryptography's Ed25519PublicKey, or the path of ``KEY.pub``).
         """
+        if public_key is not None or self.signature is not None:
+            self.verify_signature(public_key)
         if self.seeded:
             warnings.warn(f"this release is {SEEDED_NOTE}", SeededReleaseWarning, stacklevel=2)
         try:
@@ -653,6 +756,7 @@ class Release:
             "feature_names": None if self.feature_names is None else list(self.feature_names),
             "schema": self.schema,
             "seeded": self.seeded,
+            "signature": self.signature,
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -666,7 +770,7 @@ class Release:
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
     @classmethod
-    def from_dict(cls, data: Any, *, verify: bool = True) -> Release:
+    def from_dict(cls, data: Any, *, verify: bool = True, public_key: Any = None) -> Release:
         """Inverse of :meth:`to_dict`, strict, and verified (:meth:`verify`) unless ``verify=False``.
 
         ``ValueError``/``TypeError`` naming the field for another format, an unknown or missing
@@ -674,25 +778,49 @@ class Release:
         parameters and ledger do not give. A format-2 file (one model, no ledger) is read: its
         ledger is rebuilt from its parameters and its stated total checked against it.
 
+        The signature, if any, is checked first, over the canonical bytes of ``data`` as given
+        (without its ``signature``): with ``public_key`` a file not signed by that key is
+        refused whatever ``verify`` says; without it, a signed file must verify with the key
+        it names.
+
         Parameters
         ----------
         data : dict
             A dict as :meth:`to_dict` writes it.
         verify : bool
             Whether to recompute the guarantee.
+        public_key : optional
+            The publisher's public key (or the path of ``KEY.pub``): the file must be signed by it.
         """
         if not isinstance(data, dict):
             raise TypeError(f"a release must be a JSON object; got {type(data).__name__}")
         fmt = data.get("format")
+        signature = data.get("signature") if fmt == RELEASE_FORMAT else None
+        payload = None
+        if fmt == RELEASE_FORMAT and (public_key is not None or (verify and signature is not None)):
+            try:
+                payload = canonical_json({k: v for k, v in data.items() if k != "signature"})
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"release: not JSON values ({exc})") from None
+            _signing.verify_payload(signature, payload, context=_signing.RELEASE_CONTEXT, public_key=public_key)
+        elif public_key is not None:
+            _signing.verify_payload(None, b"", context=_signing.RELEASE_CONTEXT, public_key=public_key)
+        rel = cls._from_dict(data, fmt, verify=verify)
+        if payload is not None:
+            object.__setattr__(rel, "_payload", payload)
+        return rel.verify() if verify else rel
+
+    @classmethod
+    def _from_dict(cls, data: dict, fmt: Any, *, verify: bool) -> Release:
         if fmt == _FORMAT_2:
             return cls._from_format_2(data, verify=verify)
-        if fmt not in (RELEASE_FORMAT, _FORMAT_3):
+        if fmt not in (RELEASE_FORMAT, _FORMAT_4, _FORMAT_3):
             if isinstance(fmt, str) and fmt.startswith("pdpkit-release/"):
                 raise ValueError(f"format {fmt!r} is not supported (expected {RELEASE_FORMAT!r}): its guarantee "
                                  "assumed the solver's exact minimizer; fit the model again")
             raise ValueError(f"not a pdpkit release (expected format {RELEASE_FORMAT!r})")
-        _keys(data, "release", required=_FIELDS if fmt == RELEASE_FORMAT else _FIELDS_3)
-        seeded = data["seeded"] if fmt == RELEASE_FORMAT else None
+        _keys(data, "release", required={RELEASE_FORMAT: _FIELDS, _FORMAT_4: _FIELDS_4}.get(fmt, _FIELDS_3))
+        seeded = data["seeded"] if fmt != _FORMAT_3 else None
         if seeded is not None and not isinstance(seeded, bool):
             raise TypeError(f"seeded must be true, false or null (not recorded); got {seeded!r}")
         theta = _theta_from_json(data["theta"])
@@ -712,8 +840,9 @@ class Release:
                   fit_intercept=data["fit_intercept"], guarantee=None if g is None else Guarantee.from_dict(g),
                   ledger=tuple(entries), report=data["report"], classes=None if classes is None else tuple(classes),
                   feature_names=None if names is None else tuple(names), row_norm=data["row_norm"],
-                  schema=data["schema"], seeded=seeded)
-        return rel.verify() if verify else rel
+                  schema=data["schema"], seeded=seeded,
+                  signature=data["signature"] if fmt == RELEASE_FORMAT else None)
+        return rel
 
     @classmethod
     def _from_format_2(cls, data: dict, *, verify: bool) -> Release:
@@ -748,21 +877,23 @@ class Release:
         return cls(**kw, guarantee=new, ledger=ledger)
 
     @classmethod
-    def from_json(cls, text: str, *, verify: bool = True) -> Release:
+    def from_json(cls, text: str | bytes, *, verify: bool = True, public_key: Any = None) -> Release:
         """Inverse of :meth:`to_json` (strict and verified, as :meth:`from_dict`).
+
+        Hostile text is a ``ValueError`` naming the field (:func:`pdpkit._json.loads_strict`):
+        a key given twice, an integer of more than 19 digits, a number beyond a float's range,
+        ``NaN``, nesting deeper than 64.
 
         Parameters
         ----------
-        text : str
+        text : str or bytes
             JSON text.
         verify : bool
             Whether to recompute the guarantee.
+        public_key : optional
+            The publisher's public key (or the path of ``KEY.pub``): the file must be signed by it.
         """
-        try:
-            data = json.loads(text, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not JSON: {exc}") from None
-        return cls.from_dict(data, verify=verify)
+        return cls.from_dict(loads_strict(text, "the release"), verify=verify, public_key=public_key)
 
 
 def _theta_from_json(theta: Any) -> np.ndarray:
@@ -774,10 +905,6 @@ def _theta_from_json(theta: Any) -> np.ndarray:
     if isinstance(theta, list) and theta and all(numbers(r) for r in theta) and len({len(r) for r in theta}) == 1:
         return np.asarray(theta, dtype=float)
     raise TypeError("theta must be a list of numbers, or a list of equally long lists of numbers (one per class)")
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed in a release")
 
 
 def _public_report_fields(rep: _report.PrivacyReport) -> dict[str, Any]:

@@ -20,6 +20,8 @@ LAYERS: dict[str, int] = {
     "plotting": 0,
     "_progress": 0,
     "_display": 0,
+    "_json": 0,
+    "signing": 0,
     "gaussian": 1,
     "losses": 1,
     "goe": 1,

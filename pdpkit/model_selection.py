@@ -230,7 +230,7 @@ def _fit_run(est: Any, X: np.ndarray, y: np.ndarray, classes: Any) -> None:
 def _without_guarantee(release: Any) -> Any:
     from dataclasses import replace
 
-    return replace(release, guarantee=None, report=None)
+    return replace(release, guarantee=None, ledger=(), report=None)
 
 
 _COMMON_DOC = r"""

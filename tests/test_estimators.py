@@ -200,7 +200,7 @@ def test_release_is_publishable_and_round_trips():
     # exactly the public fields: no objective noise b, no n, no gradient norm
     assert set(json.loads(text)) == {"format", "theta", "lam", "sigma", "loss", "norm_bound", "fit_intercept",
                                      "guarantee", "report", "classes", "feature_names", "row_norm", "grad_tol", "ledger", "schema",
-                                     "sigma_out", "seeded"}
+                                     "sigma_out", "seeded", "signature"}
     with pytest.warns(SeededReleaseWarning):  # random_state=0: private only while the seed stays secret
         back = Release.from_json(text)
     np.testing.assert_array_equal(back.theta, rel.theta)

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
-from ._validation import as_finite_array, check_positive
+from ._validation import as_finite_array, check_positive, clip_factors, row_norms
 from .losses import GLMLoss, Squared, get_loss
 
 _EPS = np.finfo(np.float64).eps
@@ -100,9 +100,9 @@ class _Rows:
         k = Xc.shape[0]
         scale = None
         if self.clip is not None and k:
-            norms = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
+            norms = row_norms(Xc)
             if np.any(norms > self.clip * (1.0 + 1e-12)):
-                scale = np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))[:, None]
+                scale = clip_factors(norms, self.clip)[:, None]
         if self.intercept is None and scale is None:
             return Xc
         o = np.empty((k, self.d)) if out is None or out.shape[0] < k else out[:k]

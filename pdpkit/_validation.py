@@ -25,6 +25,8 @@ __all__ = [
     "check_member_flags",
     "check_member_records",
     "check_json_keys",
+    "row_norms",
+    "clip_factors",
 ]
 
 
@@ -251,3 +253,39 @@ def check_json_keys(data: Any, where: str, *, required: tuple[str, ...], optiona
     missing = [k for k in required if k not in data]
     if missing:
         raise ValueError(f"{where} lacks the field(s) {missing}")
+
+
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the rows of a float array, exact also for entries beyond 1e154.
+
+    The sum of squares overflows to ``inf`` once an entry passes about 1.3e154; such rows
+    (and only they) are measured again divided by their largest entry, so a huge row has its
+    true (finite) norm and is clipped onto the ball, not to zero.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n, d)
+        Finite rows.
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    risky = ~(norms <= 1e150)
+    if np.any(risky):
+        S = X[risky]
+        top = np.max(np.abs(S), axis=1)
+        scale = np.where(top > 0, top, 1.0)
+        U = S / scale[:, None]
+        norms[risky] = scale * np.sqrt(np.einsum("ij,ij->i", U, U))
+    return norms
+
+
+def clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
+    """The factors ``min(1, bound / norm)`` that shrink rows of these norms onto the ball of radius ``bound``.
+
+    Parameters
+    ----------
+    norms : numpy.ndarray
+        Row norms (:func:`row_norms`).
+    bound : float
+        The ball's radius.
+    """
+    return np.minimum(1.0, bound / np.where(norms > 0, norms, 1.0))

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_finite_array, scalar_positive, scalar_probability
+from ._validation import as_finite_array, row_norms, scalar_positive, scalar_probability
 from .schema import Schema, _as_series, _canonical
 
 __all__ = [
@@ -355,7 +355,7 @@ def _check_numeric_features(X: Any, R: float | None, row_norm: str,
     rows = M[finite]
     if R is not None and row_norm == "raise":
         norms = np.full(n, np.nan)
-        norms[finite] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+        norms[finite] = row_norms(rows)
         over = finite & (norms > R * (1.0 + 1e-12))
         problem = _problem(f"a row's Euclidean norm exceeds norm_bound={R:g}", over, None, norms,
                            show=lambda x: f"{x:.6g}")

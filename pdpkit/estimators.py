@@ -37,7 +37,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_generator, charged_generator, check_positive, check_probability
+from ._validation import as_generator, charged_generator, check_positive, check_probability, clip_factors, row_norms
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
 from ._solver import FIND_ROWS, _is_dask, _Rows, _run_pending_check, row_beyond_bound_message
@@ -101,12 +101,12 @@ def prepare_rows(X: ArrayLike, *, norm_bound: float, row_norm: str = "raise", fi
     if row_norm not in ("raise", "clip"):
         raise ValueError(f"row_norm must be 'raise' or 'clip'; got {row_norm!r}")
     X = np.asarray(X, dtype=float)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = row_norms(X)
     over = norms > R * (1.0 + 1e-12)
     if np.any(over):
         if row_norm == "raise":
             raise ValueError(row_beyond_bound_message(name, R))
-        X = X * np.minimum(1.0, R / np.where(norms > 0, norms, 1.0))[:, None]
+        X = X * clip_factors(norms, R)[:, None]
     if fit_intercept:
         out = np.empty((X.shape[0], X.shape[1] + 1))
         out[:, :-1] = X
@@ -407,8 +407,9 @@ class ObjPertEstimator(BaseEstimator):
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, self._encode(X), reset=False)
-        if self.row_norm == "clip":  # the model is "clip, then linear" (the map it was fitted through)
-            X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
+        # the model is "clip, then linear" (the map it was fitted through), or defined on the ball
+        # only (row_norm="raise": a row beyond it is refused, as Release.predict refuses it)
+        X = prepare_rows(X, norm_bound=self.norm_bound, row_norm=self.row_norm)
         return X @ np.asarray(self.coef_).T + self.intercept_
 
     # ------------------------------------------------------------ privacy

@@ -48,7 +48,7 @@ from . import report as _report
 from . import signing as _signing
 from ._json import canonical_json, loads_strict
 from ._solver import _check_loss
-from ._validation import as_finite_array, check_probability
+from ._validation import as_finite_array, check_probability, clip_factors, row_norms
 from .accountant import Charge, Guarantee, GuaranteePart, _delta, _keys, _real, compose, ledger_guarantee
 from .accounting import _check_mu
 from .losses import GLMLoss, get_loss
@@ -532,14 +532,14 @@ class Release:
         if rows.shape[1] != d:
             raise ValueError(f"X must have {d} columns; got {rows.shape[1]}")
         if self.norm_bound is not None:
-            norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+            norms = row_norms(rows)
             over = norms > self.norm_bound * (1.0 + 1e-12)
             if np.any(over):
                 if self.row_norm == "clip":
-                    rows = rows * np.minimum(1.0, self.norm_bound / np.where(norms > 0, norms, 1.0))[:, None]
+                    rows = rows * clip_factors(norms, self.norm_bound)[:, None]
                 else:
-                    raise ValueError(f"{int(over.sum())} row(s) of X lie outside norm_bound={self.norm_bound:g}: "
-                                     "the model was fitted on rows inside it (row_norm='raise')")
+                    raise ValueError(f"a row of X lies outside norm_bound={self.norm_bound:g}: the model was "
+                                     "fitted on rows inside it (row_norm='raise')")
         return rows
 
     def decision_function(self, X: Any, *, encoded: bool = False) -> np.ndarray:

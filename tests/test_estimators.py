@@ -295,3 +295,23 @@ def test_objpert_result_release_carries_the_tight_guarantee_or_none():
     assert unbounded.release(delta=1e-5).guarantee is None
     with pytest.raises(ValueError, match="norm_bound"):
         objpert.objpert_fit(3 * X, ys, "logistic", lam=2.0, sigma=5.0, rng=0)
+
+
+def test_prediction_refuses_or_clips_exactly_as_the_release_does_huge_entries_included():
+    X, y = _data()
+    est = ObjPertClassifier(classes=CLASSES, random_state=0).fit(X, y)
+    with pytest.warns(SeededReleaseWarning):
+        rel = Release.from_json(est.release_.to_json())
+    beyond = X[:5] * 3.0
+    for predict in (est.predict, rel.predict):  # row_norm="raise": the model is defined on the ball only
+        with pytest.raises(ValueError, match="norm_bound"):
+            predict(beyond)
+    # a row with an entry beyond 1.3e154 (its sum of squares overflows) is clipped onto the ball, not to zero
+    clip = ObjPertClassifier(classes=CLASSES, row_norm="clip", random_state=0).fit(X, y)
+    huge = np.zeros((1, X.shape[1]))
+    huge[0, 0] = 1e200
+    unit = np.zeros((1, X.shape[1]))
+    unit[0, 0] = 1.0
+    np.testing.assert_array_equal(prepare_rows(huge, norm_bound=1.0, row_norm="clip"), unit)
+    np.testing.assert_allclose(clip.decision_function(huge), clip.decision_function(unit), rtol=1e-15)
+    assert clip.decision_function(huge)[0] != clip.intercept_  # the wrong variant: a row clipped to zero

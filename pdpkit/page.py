@@ -1,4 +1,4 @@
-r"""A privacy page any person can check: one static HTML file that computes their own bound.
+r"""A privacy page any person can check: one static HTML file that checks its own data and computes their bound.
 
 :func:`privacy_page` turns a verified :class:`pdpkit.release.Release` with a privacy report
 into one self-contained HTML file (inline CSS and JavaScript, no external asset, no request
@@ -8,27 +8,79 @@ form in which a person enters their own record, and their private bound
 :meth:`pdpkit.report.PrivacyReport.sup_over_labels`) computed **in their browser** by a small
 JavaScript implementation of the same formula. The record never leaves the page.
 
-What the page embeds is a post-processing of the release's public fields only: the released
-coefficients :math:`\tilde\theta`, λ, σ, the loss, the norm bound, the report's method, ρ
-and its derived constants — the lower confidence value :math:`\underline\lambda`, the tail
-quantiles of the cross term, the released gradient, and the upper-triangular factor
-:math:`W` with :math:`\bar\mu(x) = \min\{\|x\|^2/\underline\lambda, \|W^\top x\|^2\}`
+**What the page embeds** (:func:`page_data`) is a post-processing of the release's public
+fields only: the released coefficients :math:`\tilde\theta`, λ, σ, the loss, the norm bound,
+the report's method, ρ and its derived constants — the lower confidence value
+:math:`\underline\lambda`, the tail quantiles of the cross term, the released gradient, and
+the upper-triangular factor :math:`W` with
+:math:`\bar\mu(x) = \min\{\|x\|^2/\underline\lambda, \|W^\top x\|^2\}`
 (:meth:`pdpkit.report.PrivacyReport.leverage_bound`), computed in Python from the released
-Hessian — and the form's description (the release's feature names, its classes or label
-bounds). Arrays are stored as little-endian float64 in base64, bit for bit. The page shows
-:func:`release_fingerprint`, the SHA-256 of the release's canonical JSON, so a reader can
-match it to the release file.
+Hessian — the form's description (the release's feature names, its classes or label
+bounds), and the release itself: its canonical bytes (:attr:`pdpkit.release.Release.payload`),
+its signature block or ``null``, and its fingerprint (:attr:`pdpkit.release.Release.fingerprint`,
+:func:`release_fingerprint`). Arrays are little-endian float64 in canonical base64, bit for bit.
 
-A release that does not parse, does not verify (:meth:`pdpkit.release.Release.verify`),
-carries no guarantee or no privacy report makes :func:`privacy_page` **raise**
-``ValueError`` (no page is written). The page checks its own embedded numbers when it opens
-(lengths, finiteness, ranges) and, if anything is off — an edited file — refuses with a
-message instead of showing a number.
+All of it is one ASCII text, the page's **embedded bytes**: the canonical JSON of
+:func:`page_data` (:func:`pdpkit._json.canonical_json`) with ``<``, ``>`` and ``&`` written
+``\u003c``, ``\u003e``, ``\u0026``. It holds no ``<``, so no name from the data (a feature,
+category or class name, the title) can end the data element or switch the HTML parser into
+another mode, whatever it contains (``<!--``, ``</script>``, quotes, any Unicode); visible
+names go through :func:`html.escape`. It sits in a data element that is never executed,
+``<script type="application/json" id="pdp-data">``; the page's signature block (or ``null``)
+in ``id="pdp-signature"``.
 
-The input form: with a release schema (numeric columns with their public bounds, categorical
+**Signing.** With ``private_key``, the embedded bytes are signed
+(:func:`pdpkit.signing.sign_payload` over :data:`pdpkit.signing.PAGE_CONTEXT` + the bytes); a
+release that is itself signed must be signed by the same key. With ``public_key``, the release
+must verify with the publisher's key (:meth:`pdpkit.release.Release.verify`).
+
+**What the page checks when it opens**, in the browser, with Web Crypto (no hand-written
+cryptography): the embedded bytes are ASCII and every base64 field is canonical (an edited
+padding bit is refused); their SHA-256 (shown, "this page's data"); the signature block's
+shape and that its fingerprint is the SHA-256 of its public key (shown, "signer's key");
+Ed25519 over ``PAGE_CONTEXT`` + the bytes; the SHA-256 of the embedded release equals the
+fingerprint the page states (shown, "release"); the release's own signature, if any, over
+:data:`pdpkit.signing.RELEASE_CONTEXT` + its bytes, by the page's key; every number the page
+copies from the release equals the release's (θ, λ, σ, the loss, the norm bound, the
+intercept, the row-norm rule, the guarantee, the report's method, ρ and noise scales, the
+released gradient; the feature names, classes and schema when the release carries them);
+then lengths, finiteness, ranges, a known loss, a guarantee present. Any failure — an edited
+byte of a signed page, malformed JSON, an unknown loss, no guarantee — shows a refusal
+message; the form stays hidden and no number is shown. What the reader then sees:
+
+* **signed, verified** ("Signature verified"): the data are byte for byte what the holder of
+  the key signed; the reader compares the signer's fingerprint with the one the publisher
+  lists (:func:`pdpkit.signing.key_fingerprint`). Every edit of an embedded byte is refused.
+* **signed, in a browser without Ed25519 in Web Crypto** ("Signature not checkable in this
+  browser"; Ed25519 is in Chrome and Edge from 137 (2025), Firefox from 129 (2024), Safari
+  from 17 (2023)): the other checks run, the fingerprints are shown for comparison by hand,
+  and the bound is computed with the warning beside it — never a "verified" status.
+* **no Web Crypto at all** (a page served over plain ``http://``; a file opened from disk is
+  a secure context): "Signature not checkable in this browser or context", no fingerprint;
+  the consistency and range checks run and the bound is computed with the warning beside it.
+* **unsigned** (no ``private_key``): a notice that nothing proves the page says what the
+  publisher released, and the release's fingerprint to compare with the publisher's. As the
+  copied numbers must equal the embedded release's, editing one of them means editing the
+  release, which changes the fingerprint shown; the derived constants (:math:`\underline\lambda`,
+  the quantiles, :math:`W`) are covered by a signature only.
+
+A signature covers the embedded data, not the page's text and code: a page whose script was
+rewritten can display anything. To check a page completely, read its data in Python and
+compare them with :func:`page_data` of the publisher's release file.
+
+**The form** is hidden until every check has passed. It has no ``action``, its inputs have
+no ``name`` and its button is ``type="button"`` (Enter computes through JavaScript), and the
+page's Content-Security-Policy says ``form-action 'none'``: nothing can be submitted or
+navigate, in any state. Without JavaScript the form is never shown, and a ``<noscript>``
+note says why. With a release schema (numeric columns with their public bounds, categorical
 columns as lists), the record is entered as the schema describes it and encoded exactly as
 ``pdpkit.schema.Schema.encode`` does; without one, each of the release's features is a
 number on the scale the model was fitted on (the rows passed to the estimator).
+
+A release that does not parse, does not verify, carries no guarantee or no privacy report,
+a ``book_url`` that is not an ``http(s)`` address or a relative path, or a ``private_key``
+other than the release's signer make :func:`privacy_page` **raise** ``ValueError`` (no page
+is written).
 """
 
 from __future__ import annotations
@@ -39,15 +91,21 @@ import html
 import json
 import math
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import signing as _signing
 from ._display import fmt_up
+from ._json import canonical_json
 from .release import Release
 from .report import PrivacyReport
 
 __all__ = ["privacy_page", "page_data", "encode_record", "release_fingerprint"]
+
+#: The format of the page's embedded data (:func:`page_data`).
+PAGE_FORMAT = "pdpkit-privacy-page/2"
 
 #: The privacy report chapter of the book, and the anchors the page links to.
 _CHAPTER = "chapters/privacy_report.html"
@@ -60,12 +118,57 @@ _ANCHORS = {
     "cost": ("What the report costs (Thm 11, 14, 17; Cor 16)", "what-the-report-costs-thm-11-14-17-cor-16"),
 }
 
+#: The three characters the embedded JSON never holds literally (only inside strings can they occur).
+_HTML_SAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+
 
 def _b64(a: ArrayLike) -> str:
     return base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii")
 
 
-def _as_release(release: Any) -> Release:
+def _embedded(value: Any) -> str:
+    """The canonical JSON of ``value`` with ``<``, ``>``, ``&`` escaped: ASCII that cannot end a script element."""
+    text = canonical_json(value).decode("ascii").translate(_HTML_SAFE)
+    assert "<" not in text and ">" not in text and "&" not in text
+    return text
+
+
+def _check_book_url(book_url: Any) -> str | None:
+    """``book_url`` if it is an http(s) address with a host or a relative path; ``ValueError`` naming it otherwise.
+
+    Spaces and control characters anywhere (browsers drop some of them, so `` JavaScript:``
+    would become a scheme) and backslashes (read as ``/`` by browsers, so ``/\\host`` is another
+    host) are refused, as are other schemes (``javascript:``, ``data:``, ``vbscript:``, ``file:``
+    …, in any case) and scheme-relative addresses (``//host``).
+    """
+    if book_url is None:
+        return None
+    if not isinstance(book_url, str):
+        raise TypeError(f"book_url must be a string (an http(s) address or a relative path); got "
+                        f"{type(book_url).__name__}")
+    if any(ord(c) <= 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\\" for c in book_url):
+        raise ValueError(f"book_url {book_url!r}: a space, a control character or a backslash is not accepted in "
+                         "the book's address; give an http(s) address or a relative path")
+    try:
+        parts = urlsplit(book_url)
+    except ValueError as exc:
+        raise ValueError(f"book_url {book_url!r} is not an address ({exc})") from None
+    if parts.scheme:
+        if parts.scheme.lower() not in ("http", "https"):
+            raise ValueError(f"book_url {book_url!r}: only http(s) addresses and relative paths are accepted, not "
+                             f"the scheme {parts.scheme!r}")
+        if not parts.netloc:
+            raise ValueError(f"book_url {book_url!r}: an http(s) address needs a host (http://host/...)")
+    elif book_url.startswith("//"):
+        raise ValueError(f"book_url {book_url!r}: a scheme-relative address (//host) is refused; write https://host")
+    elif ":" in book_url.split("/", 1)[0]:
+        raise ValueError(f"book_url {book_url!r}: a relative path cannot have ':' before its first '/' (a browser "
+                         "may read it as a scheme)")
+    return book_url
+
+
+def _as_release(release: Any, public_key: Any = None) -> Release:
+    """The release, parsed, verified (with ``public_key``: signed by it) and able to make a page; ``ValueError``."""
     if isinstance(release, Release):
         rel = release
     elif isinstance(release, (str, bytes)):
@@ -75,7 +178,7 @@ def _as_release(release: Any) -> Release:
     else:
         raise TypeError(f"release must be a pdpkit Release, its JSON text or its dict; got {type(release).__name__}")
     try:
-        rel.verify()
+        rel.verify(public_key=public_key)
     except ValueError as exc:
         raise ValueError(f"the release does not verify, so no page can vouch for it: {exc}") from None
     if rel.guarantee is None:
@@ -88,6 +191,8 @@ def _as_release(release: Any) -> Release:
         raise ValueError("the release carries no privacy report: fit it with a report (report='data-independent' "
                          "costs nothing) to give every person a bound")
     return rel
+
+
 
 
 def _schema_dict(rel: Release, schema: Any = None) -> dict[str, Any] | None:
@@ -124,7 +229,8 @@ def _inputs(rel: Release, schema: Any = None) -> dict[str, Any]:
                 fields.append({"name": c["name"], "kind": "numeric", "low": float(c["low"]), "high": float(c["high"]),
                                "missing_ok": missing_ok})
             else:
-                fields.append({"name": c["name"], "kind": "categorical", "categories": [str(v) for v in c["categories"]],
+                fields.append({"name": c["name"], "kind": "categorical",
+                               "categories": [str(v) for v in c["categories"]],
                                "none_ok": none_ok})
         width = sum(1 if f["kind"] == "numeric" else len(f["categories"]) for f in fields)
         if width != n_feat:
@@ -147,25 +253,8 @@ def _inputs(rel: Release, schema: Any = None) -> dict[str, Any]:
     return {"encoding": encoding, "fields": fields, "label": lab}
 
 
-def page_data(release: Any, *, schema: Any = None) -> dict[str, Any]:
-    r"""The numbers the page embeds: public fields of the release and what the bound needs, derived from them.
-
-    Parameters
-    ----------
-    release : pdpkit.release.Release, str or dict
-        A release with a guarantee and a privacy report (verified here).
-    schema : pdpkit.schema.Schema or dict, optional
-        The schema the release was fitted through, when the release does not carry it (its
-        encoded names must be the release's ``feature_names``).
-
-    Returns
-    -------
-    dict
-        JSON-ready: the guarantee, the report's description, the form's fields, and the
-        bound's constants (``theta``, ``W`` — the upper triangle of the leverage factor, row by
-        row — and ``gradient`` as base64 little-endian float64).
-    """
-    rel = _as_release(release)
+def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
+    """:func:`page_data` of a release :func:`_as_release` has checked."""
     rep: PrivacyReport = rel.privacy_report
     d = rep.d
     qb, qe = rep._cross_quantiles(False, 1)
@@ -175,8 +264,10 @@ def page_data(release: Any, *, schema: Any = None) -> dict[str, Any]:
         loss["scale"] = 1.0
     g = rel.guarantee
     return {
-        "format": "pdpkit-privacy-page/1",
-        "release_sha256": release_fingerprint(rel),
+        "format": PAGE_FORMAT,
+        "release": rel.payload.decode("ascii"),
+        "release_signature": rel.signature,
+        "release_sha256": rel.fingerprint,
         "guarantee": g.to_dict(),
         "method": rep.method,
         "rho": rep.rho,
@@ -201,8 +292,39 @@ def page_data(release: Any, *, schema: Any = None) -> dict[str, Any]:
     }
 
 
+def page_data(release: Any, *, schema: Any = None, public_key: Any = None) -> dict[str, Any]:
+    r"""The numbers the page embeds: public fields of the release and what the bound needs, derived from them.
+
+    Parameters
+    ----------
+    release : pdpkit.release.Release, str or dict
+        A release with a guarantee and a privacy report (verified here).
+    schema : pdpkit.schema.Schema or dict, optional
+        The schema the release was fitted through, when the release does not carry it (its
+        encoded names must be the release's ``feature_names``).
+    public_key : optional
+        The publisher's Ed25519 public key (or the path of ``KEY.pub``): the release must be
+        signed by it (``ValueError`` otherwise).
+
+    Returns
+    -------
+    dict
+        JSON-ready, format ``"pdpkit-privacy-page/2"``: the release's canonical bytes as text
+        (``release``, equal to :attr:`pdpkit.release.Release.payload`), its signature block
+        (``release_signature``, or ``None``) and fingerprint (``release_sha256``), the
+        guarantee, the report's description, the form's fields, and the bound's constants
+        (``theta``, ``W`` — the upper triangle of the leverage factor, row by row — and
+        ``gradient`` as canonical base64 of little-endian float64).
+    """
+    return _page_data(_as_release(release, public_key), schema)
+
+
 def release_fingerprint(release: Any) -> str:
-    """The SHA-256 of a release's canonical JSON: the same for every way the file was indented or ordered.
+    """The SHA-256 of a release's canonical payload (:attr:`pdpkit.release.Release.fingerprint`).
+
+    The same for every way the file was indented or ordered, and with or without its
+    signature block: the hash of :attr:`pdpkit.release.Release.payload`. The page shows it as
+    the release's fingerprint.
 
     Parameters
     ----------
@@ -218,8 +340,7 @@ def release_fingerprint(release: Any) -> str:
         release = Release.from_json(release.decode("utf-8") if isinstance(release, bytes) else release, verify=False)
     elif isinstance(release, dict):
         release = Release.from_dict(release, verify=False)
-    text = json.dumps(release.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return release.fingerprint
 
 
 def encode_record(release: Any, record: Any, *, schema: Any = None) -> np.ndarray:
@@ -300,12 +421,15 @@ def _seeded_notice(rel: Any) -> str:
 _CSS = """
 :root{--fg:#1a1a1a;--bg:#fff;--muted:#555;--acc:#0b57d0;--ok:#0a6b2a;--bad:#a40e26;--box:#f3f5f8}
 *{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:46rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;line-height:1.25}h2{font-size:1.2rem;margin-top:2rem}
-p,li{overflow-wrap:anywhere}
+p,li,dd{overflow-wrap:anywhere}
 .box{background:var(--box);border-radius:.5rem;padding:.75rem 1rem}
 .alert{border:2px solid var(--bad);color:var(--bad);background:#fff5f6;border-radius:.5rem;padding:.75rem 1rem}
+.ok{border-left:6px solid var(--ok)}.warn{border-left:6px solid var(--bad)}
+dl.fp{margin:.5rem 0 0;font-size:.875rem}dl.fp dt{font-weight:600}dl.fp dd{margin:0 0 .25rem}
 fieldset{border:1px solid #ccd;border-radius:.5rem;padding:.5rem 1rem;margin:0 0 1rem}
 .field{display:flex;flex-direction:column;margin:.5rem 0}
 label{font-weight:600}
@@ -348,44 +472,137 @@ const PDP_FMT = (function () {
 })();
 """
 
-# The bound, in JavaScript: the same formula as PrivacyReport.epsilon_bound (uniform=False) and
-# PrivacyReport.sup_over_labels, from the constants page_data embeds.
+# The page's JavaScript: strict bytes, the checks of its data (PDP.check, PDP_VERIFY.check), and the bound —
+# the same formula as PrivacyReport.epsilon_bound (uniform=False) and PrivacyReport.sup_over_labels.
 _JS = r"""
 "use strict";
-""" + _JS_FORMAT + r"""
-const PDP = (function () {
-  function f64(b64) {
-    const s = atob(b64), n = s.length / 8, out = new Float64Array(n), dv = new DataView(new ArrayBuffer(8));
-    for (let i = 0; i < n; i++) {
-      for (let k = 0; k < 8; k++) dv.setUint8(k, s.charCodeAt(8 * i + k));
-      out[i] = dv.getFloat64(0, true);
+""" + _JS_FORMAT + r"""// Every check that fails throws a PDPRefusal: the page then shows its message, keeps the form
+// hidden and shows no number.
+class PDPRefusal extends Error {}
+function pdpRefuse(message) { throw new PDPRefusal(message); }
+const PDP_BYTES = (function () {
+  // the bytes of an ASCII text (its characters' codes); any other character is refused
+  function ascii(s, what) {
+    if (typeof s !== "string") pdpRefuse(what + " are missing");
+    const out = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 127) pdpRefuse(what + " hold a character that is not ASCII (at " + i + ")");
+      out[i] = c;
     }
     return out;
   }
-  function check(D) {
-    const bad = (m) => { throw new Error(m); };
-    if (!D || D.format !== "pdpkit-privacy-page/1") bad("not a pdpkit privacy page");
-    const num = (v, name, pos) => {
-      if (typeof v !== "number" || !isFinite(v) || (pos && !(v > 0))) bad("the page's " + name + " is not a valid number");
-      return v;
+  // strict base64: the text must be what encoding its bytes gives back (no space, canonical padding bits)
+  function b64(text, what, size) {
+    if (typeof text !== "string" || text.length % 4 !== 0 || !/^[A-Za-z0-9+\/]*={0,2}$/.test(text)) {
+      pdpRefuse(what + " is not base64");
+    }
+    let bin = "";
+    try { bin = atob(text); } catch (e) { pdpRefuse(what + " is not base64"); }
+    if (btoa(bin) !== text) pdpRefuse(what + " is not canonical base64 (it was edited)");
+    if (size !== undefined && bin.length !== size) pdpRefuse(what + " does not hold " + size + " bytes");
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+  return {ascii: ascii, b64: b64};
+})();
+const PDP = (function () {
+  const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  function f64(text, what) {
+    const b = PDP_BYTES.b64(text, "the page's " + what);
+    if (b.length % 8 !== 0) pdpRefuse("the page's " + what + " is not a list of 8-byte numbers");
+    const dv = new DataView(b.buffer), out = new Float64Array(b.length / 8);
+    for (let i = 0; i < out.length; i++) out[i] = dv.getFloat64(8 * i, true);
+    return out;
+  }
+  function num(v, name, pos) {
+    if (typeof v !== "number" || !isFinite(v) || (pos && !(v > 0))) {
+      pdpRefuse("the page's " + name + " is not a valid number");
+    }
+    return v;
+  }
+  // the form's description: every field and the label usable, so that reading and encoding a record cannot fail
+  function checkInputs(D) {
+    const I = D.inputs, bad = (m) => pdpRefuse("the form's description " + m);
+    if (!isObj(I) || ["schema", "rows"].indexOf(I.encoding) < 0 || !Array.isArray(I.fields) || !I.fields.length) {
+      bad("is not valid");
+    }
+    const range = (o, where) => {
+      if (o.low === null && o.high === null) return;
+      if (typeof o.low !== "number" || typeof o.high !== "number" || !isFinite(o.high - o.low) || !(o.low < o.high)) {
+        bad("has an invalid range for " + where);
+      }
     };
-    ["lam", "sigma", "lambda_lower", "q_cross", "norm_bound"].forEach(k => num(D[k], k, true));
-    num(D.rho, "rho", true); if (!(D.rho < 1)) bad("the page's rho is not in (0, 1)");
-    if (["data-independent", "data-dependent", "adaptive"].indexOf(D.method) < 0) bad("unknown report method");
-    if (["logistic", "huber", "robust_log"].indexOf(D.loss.name) < 0) bad("unknown loss");
-    if (!(D.lambda_lower >= D.lam)) bad("the page's lambda_lower is below lambda");
+    I.fields.forEach((f, i) => {
+      if (!isObj(f) || typeof f.name !== "string") bad("has an invalid field " + i);
+      if (f.kind === "numeric") {
+        range(f, "field " + i);
+        if ((I.encoding === "schema") !== (f.low !== null) || typeof f.missing_ok !== "boolean") {
+          bad("has an invalid field " + i);
+        }
+      } else if (f.kind === "categorical") {
+        if (I.encoding !== "schema" || !Array.isArray(f.categories) || !f.categories.length ||
+            f.categories.some((c) => typeof c !== "string") || typeof f.none_ok !== "boolean") {
+          bad("has an invalid field " + i);
+        }
+      } else bad("has a field of unknown kind");
+    });
+    const L = I.label;
+    if (!isObj(L) || typeof L.name !== "string") bad("has no valid label");
+    if (L.kind === "classes") {
+      if (D.loss.name !== "logistic" || !Array.isArray(L.classes) || L.classes.length !== 2 ||
+          L.classes.some((c) => typeof c !== "string") || L.classes[0] === L.classes[1]) bad("has invalid classes");
+    } else if (L.kind === "numeric") {
+      if (D.loss.name === "logistic" || typeof L.encoded !== "boolean") bad("has an invalid label");
+      range(L, "the label");
+      if (L.encoded !== (L.low !== null)) bad("has an invalid label");
+    } else bad("has a label of unknown kind");
+  }
+  // the page's numbers: present, finite, in range, of consistent lengths; the constants the bound needs
+  function check(D) {
+    if (!isObj(D) || D.format !== "pdpkit-privacy-page/2") {
+      pdpRefuse("its data are not a pdpkit privacy page's (format)");
+    }
+    const G = D.guarantee;
+    if (!isObj(G)) pdpRefuse("it carries no guarantee");
+    if (typeof G.epsilon !== "number" || !isFinite(G.epsilon) || !(G.epsilon >= 0)) {
+      pdpRefuse("the guarantee's epsilon is not a valid number");
+    }
+    if (typeof G.delta !== "number" || !(G.delta >= 0 && G.delta < 1)) {
+      pdpRefuse("the guarantee's delta is not in [0, 1)");
+    }
+    if (!isObj(D.loss) || ["logistic", "huber", "robust_log"].indexOf(D.loss.name) < 0) {
+      pdpRefuse("its loss is unknown");
+    }
+    if (D.loss.name === "huber") num(D.loss.scale, "Huber scale", true);
+    ["lam", "sigma", "lambda_lower", "q_cross", "norm_bound"].forEach((k) => num(D[k], k, true));
+    num(D.rho, "rho", true); if (!(D.rho < 1)) pdpRefuse("the page's rho is not in (0, 1)");
+    if (["data-independent", "data-dependent", "adaptive"].indexOf(D.method) < 0) {
+      pdpRefuse("its report method is unknown");
+    }
+    if (!(D.lambda_lower >= D.lam)) pdpRefuse("the page's lambda_lower is below lambda");
+    if (typeof D.fit_intercept !== "boolean" || ["raise", "clip"].indexOf(D.row_norm) < 0) {
+      pdpRefuse("the page's intercept or row-norm rule is not valid");
+    }
     const d = D.d;
-    if (!Number.isInteger(d) || d < 1) bad("the page's dimension is not valid");
-    const C = {d: d, theta: f64(D.theta), W: D.W ? f64(D.W) : null, g: D.gradient ? f64(D.gradient) : null};
-    if (C.theta.length !== d) bad("the coefficients do not have d entries");
-    if (C.W && C.W.length !== d * (d + 1) / 2) bad("the leverage factor does not have d(d+1)/2 entries");
-    if ((D.method === "data-independent") !== (C.W === null)) bad("the leverage factor does not match the method");
-    if (C.g && C.g.length !== d) bad("the released gradient does not have d entries");
-    if ((C.g === null) !== (D.q_gradient === null)) bad("the gradient's quantile does not match the release");
+    if (!Number.isInteger(d) || d < 1) pdpRefuse("the page's dimension is not valid");
+    const C = {d: d, theta: f64(D.theta, "coefficients"), W: D.W === null ? null : f64(D.W, "leverage factor"),
+               g: D.gradient === null ? null : f64(D.gradient, "released gradient")};
+    if (C.theta.length !== d) pdpRefuse("the coefficients do not have d entries");
+    if (C.W && C.W.length !== d * (d + 1) / 2) pdpRefuse("the leverage factor does not have d(d+1)/2 entries");
+    if ((D.method === "data-independent") !== (C.W === null)) {
+      pdpRefuse("the leverage factor does not match the method");
+    }
+    if (C.g && C.g.length !== d) pdpRefuse("the released gradient does not have d entries");
+    if ((C.g === null) !== (D.q_gradient === null)) pdpRefuse("the gradient's quantile does not match the release");
     if (C.g) { num(D.q_gradient, "q_gradient", true); num(D.sigma_gradient, "sigma_gradient", true); }
-    for (const a of [C.theta, C.W || [], C.g || []]) for (let i = 0; i < a.length; i++) if (!isFinite(a[i])) bad("a non-finite number in the page's data");
+    for (const a of [C.theta, C.W || [], C.g || []]) {
+      for (let i = 0; i < a.length; i++) if (!isFinite(a[i])) pdpRefuse("a number in the page's data is not finite");
+    }
+    checkInputs(D);
     const nf = D.inputs.fields.reduce((s, f) => s + (f.kind === "numeric" ? 1 : f.categories.length), 0);
-    if (nf + (D.fit_intercept ? 1 : 0) !== d) bad("the form's fields do not match the model's dimension");
+    if (nf + (D.fit_intercept ? 1 : 0) !== d) pdpRefuse("the form's fields do not match the model's dimension");
     return C;
   }
   // c1 = f'(t; y), c2 = f''(t; y), as pdpkit.losses computes them
@@ -490,7 +707,10 @@ const PDP = (function () {
         }
       });
       let nn = 0; for (const v of row) nn += v * v;
-      if (Math.sqrt(nn) > 1) { const s = Math.sqrt(nn) * (1 + Math.pow(2, -52)); for (let i = 0; i < row.length; i++) row[i] /= s; }
+      if (Math.sqrt(nn) > 1) {
+        const s = Math.sqrt(nn) * (1 + Math.pow(2, -52));
+        for (let i = 0; i < row.length; i++) row[i] /= s;
+      }
       for (let i = 0; i < row.length; i++) row[i] *= R;
     } else {
       values.forEach(v => row.push(v));
@@ -515,74 +735,328 @@ const PDP = (function () {
   return {f64: f64, check: check, bound: bound, encode: encode, fittedLabel: fittedLabel, terms: terms};
 })();
 
-(function () {
-  const D = JSON.parse(document.getElementById("pdp-data").textContent);
-  const $ = (id) => document.getElementById(id);
-  let C;
-  try { C = PDP.check(D); } catch (e) {
-    $("refusal").hidden = false;
-    $("refusal").textContent = "This page refuses to compute a bound: " + e.message +
-      ". Its data were changed or damaged after it was made; ask the publisher for the release file and check it with pdpkit.";
-    $("form").hidden = true;
-    window.PDP_PAGE = {error: e.message};
-    return;
-  }
-  const F = D.inputs.fields, L = D.inputs.label;
-  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
-  const labelBounds = L.kind === "numeric" ? (L.encoded ? [-1, 1] : null) : null;
-  function read() {
-    const values = [];
-    for (let i = 0; i < F.length; i++) {
-      const el = $("f" + i);
-      if (F[i].kind === "numeric") {
-        const blank = el.value.trim() === "", v = blank ? (F[i].missing_ok ? null : NaN) : Number(el.value);
-        if (v !== null && !isFinite(v)) return {error: "Please enter a number for \u201c" + esc(F[i].name) + "\u201d."};
-        values.push(v);
-      } else values.push(el.value);
+// The page's own check of its data (pdpkit.page): digests and signatures with Web Crypto, then the release's numbers.
+const PDP_VERIFY = (function () {
+  const PAGE_CONTEXT = @PAGE_CONTEXT@, RELEASE_CONTEXT = @RELEASE_CONTEXT@;
+  const HEX64 = /^[0-9a-f]{64}$/, isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const hex = (buf) => Array.from(new Uint8Array(buf), (b) => (b < 16 ? "0" : "") + b.toString(16)).join("");
+  async function sha256(subtle, bytes) { return hex(await subtle.digest("SHA-256", bytes)); }
+  function join(a, b) { const out = new Uint8Array(a.length + b.length); out.set(a); out.set(b, a.length); return out; }
+  // a signature block's shape (pdpkit.signing.check_signature_block): the key and the signature's bytes
+  function block(B, where) {
+    if (!isObj(B)) pdpRefuse(where + " is not a signature block");
+    if (Object.keys(B).sort().join() !== "algorithm,fingerprint,public_key,value") {
+      pdpRefuse(where + " does not have exactly the fields algorithm, public_key, fingerprint, value");
     }
-    const lv = $("label").value;
-    let y = null;
-    if (lv !== "") {
-      if (L.kind === "numeric") {
-        const t = $("labelvalue").value.trim();
-        if (t === "" || !isFinite(Number(t))) return {error: "Please enter a number for the label, or choose \u201cI don't know\u201d."};
-        y = PDP.fittedLabel(D, t);
-      } else y = PDP.fittedLabel(D, lv);
+    if (B.algorithm !== "Ed25519") pdpRefuse(where + " is not an Ed25519 signature");
+    if (typeof B.fingerprint !== "string" || !HEX64.test(B.fingerprint)) {
+      pdpRefuse(where + "'s fingerprint is not 64 hex digits");
     }
-    return {values: values, y: y};
+    return {key: PDP_BYTES.b64(B.public_key, where + "'s public key", 32),
+            sig: PDP_BYTES.b64(B.value, where + "'s value", 64), fingerprint: B.fingerprint};
   }
-  // every number shown is a bound, an ε or a factor e^ε: rounded up to 3 significant digits
-  function fmt(v) { return PDP_FMT.fmtUp(v, 3); }
-  function picture(eps, total) {
-    const W = 320, H = 64, top = Math.max(eps, total) * 1.1 || 1, xs = (v) => 10 + (W - 20) * Math.min(v, top) / top;
-    return '<svg role="img" aria-labelledby="pic-t" viewBox="0 0 ' + W + ' ' + H + '" width="' + W + '" height="' + H + '">' +
-      '<title id="pic-t">Your bound ' + fmt(eps) + ' beside the guarantee ' + fmt(total) + ' that covers everybody</title>' +
-      '<line x1="10" y1="40" x2="' + (W - 10) + '" y2="40" stroke="#555"/>' +
-      '<rect x="10" y="28" width="' + (xs(eps) - 10).toFixed(1) + '" height="12" fill="#0b57d0"/>' +
-      '<line x1="' + xs(total).toFixed(1) + '" y1="18" x2="' + xs(total).toFixed(1) + '" y2="48" stroke="#a40e26" stroke-width="2"/>' +
-      '<text x="10" y="20" font-size="11" fill="#0b57d0">you: ' + fmt(eps) + '</text>' +
-      '<text x="' + Math.min(xs(total), W - 120).toFixed(1) + '" y="60" font-size="11" fill="#a40e26">everybody: ' + fmt(total) + '</text></svg>';
+  // true: verified; false: this browser has no Ed25519 (NotSupportedError); a refusal otherwise
+  async function verify(subtle, K, context, bytes, where) {
+    if ((await sha256(subtle, K.key)) !== K.fingerprint) {
+      pdpRefuse(where + "'s fingerprint is not the SHA-256 of its public key");
+    }
+    let key = null, ok = false;
+    try { key = await subtle.importKey("raw", K.key, {name: "Ed25519"}, false, ["verify"]); } catch (e) {
+      if (e && e.name === "NotSupportedError") return false;
+      pdpRefuse(where + " names a key that is not valid (" + ((e && e.message) || e) + ")");
+    }
+    const signed = join(PDP_BYTES.ascii(context, "the context"), bytes);
+    try { ok = await subtle.verify({name: "Ed25519"}, key, K.sig, signed); } catch (e) {
+      if (e && e.name === "NotSupportedError") return false;
+      pdpRefuse(where + " could not be checked (" + ((e && e.message) || e) + ")");
+    }
+    if (ok !== true) pdpRefuse(where + " does not match the data: they were changed after they were signed");
+    return true;
   }
-  function compute(ev) {
-    if (ev) ev.preventDefault();
-    const r = read(), out = $("result");
-    if (r.error) { out.innerHTML = '<p class="alert">' + r.error + '</p>'; return; }
-    const x = PDP.encode(D, r.values);
-    if (x === null) { out.innerHTML = '<p class="alert">This record lies outside the range the model was trained on (its norm exceeds ' + D.norm_bound + '): the model refuses such records, so it says nothing about them.</p>'; return; }
-    const eps = PDP.bound(D, C, x, r.y, labelBounds), total = D.guarantee.epsilon;
-    const pct = (100 * (1 - D.rho)).toPrecision(6).replace(/\.?0+$/, "");
-    out.innerHTML = '<p class="big">Your privacy loss: at most ' + fmt(eps) + '</p>' +
-      '<p>With probability at least ' + pct + '%, your privacy loss from the published model is at most ' + fmt(eps) +
-      (r.y === null ? ' whatever your label' : '') + ', i.e. your participation changes the probability of any outcome of the published model by at most a factor ' + fmt(Math.exp(eps)) + '.' +
-      ' Everybody is covered by the guarantee ' + fmt(total) + ' (a factor ' + fmt(Math.exp(total)) + ').</p>' + picture(eps, total);
-    out.dataset.epsilon = String(eps);
+  function same(a, b) {
+    if (a === b) return true;
+    if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => same(v, b[i]));
+    if (!isObj(a) || !isObj(b)) return false;
+    const ka = Object.keys(a).sort(), kb = Object.keys(b).sort();
+    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && same(a[k], b[k]));
   }
-  $("form").addEventListener("submit", compute);
-  const lab = $("label"), lv = $("labelvalue-wrap");
-  if (lv) lab.addEventListener("change", () => { lv.hidden = lab.value === ""; });
-  window.PDP_PAGE = {D: D, C: C, bound: (x, y) => PDP.bound(D, C, x, y, labelBounds), encode: (v) => PDP.encode(D, v), compute: compute};
+  // a class as the page writes it (Python's str) against the release's JSON value
+  const pyStr = (s, v) => typeof v === "string" ? s === v : typeof v === "number" ? s !== "" && Number(s) === v :
+    typeof v === "boolean" ? s === (v ? "True" : "False") : false;
+  // every number the page copies from the release is the release's: an edit must change the release's bytes
+  function agree(D, C, R) {
+    const differ = (what) => pdpRefuse("the page's " + what + " is not the embedded release's");
+    if (!isObj(R) || R.format !== "pdpkit-release/5") {
+      pdpRefuse("the embedded release is not a pdpkit release (format pdpkit-release/5)");
+    }
+    const equal = (a, b) => Array.isArray(a) && a.length === b.length && a.every((v, i) => v === b[i]);
+    if (!equal(R.theta, C.theta)) differ("coefficients");
+    ["lam", "sigma", "norm_bound", "fit_intercept", "row_norm"].forEach((k) => { if (R[k] !== D[k]) differ(k); });
+    if (R.loss !== D.loss.name) differ("loss");
+    if (!isObj(R.guarantee)) pdpRefuse("the embedded release carries no guarantee");
+    if (!same(R.guarantee, D.guarantee)) differ("guarantee");
+    const P = R.report;
+    if (!isObj(P)) pdpRefuse("the embedded release carries no privacy report of one model");
+    if (P.method !== D.method) differ("report method");
+    if (P.rho !== D.rho) differ("rho");
+    if (!isObj(D.noise)) differ("noise scales");
+    ["sigma_gradient", "sigma_hessian", "sigma_lambda_min"].forEach((k) => { if (P[k] !== D.noise[k]) differ(k); });
+    if (P.sigma_gradient !== D.sigma_gradient) differ("sigma_gradient");
+    const g = P.gradient_release;
+    if ((g === null) !== (C.g === null) || (g !== null && !equal(g, C.g))) differ("released gradient");
+    const I = D.inputs, F = I.fields, L = I.label;
+    if (I.encoding === "rows") {
+      if (R.schema !== null) differ("form (the release has a schema)");
+      const names = R.feature_names === null ? F.map((f, j) => "x" + (j + 1)) : R.feature_names;
+      if (!equal(names, F.map((f) => f.name))) differ("feature names");
+    } else {
+      const enc = [];
+      F.forEach((f) => {
+        if (f.kind === "numeric") enc.push(f.name); else f.categories.forEach((c) => enc.push(f.name + "=" + c));
+      });
+      if (R.feature_names !== null && !same(enc, R.feature_names)) differ("feature names");
+      if (R.schema !== null) {  // a schema given beside the release is covered by the page's signature only
+        const S = R.schema;
+        if (!isObj(S) || !Array.isArray(S.columns)) differ("schema");
+        const kind = (c) => c.kind === undefined ? "numeric" : c.kind;
+        const cols = S.columns.filter((c) => isObj(c) && (c.role === undefined ? "feature" : c.role) === "feature");
+        const miss = S.handle_missing === "zero", none = miss || S.handle_unknown === "zero";
+        if (cols.length !== F.length || F.some((f, j) => f.name !== cols[j].name || f.kind !== kind(cols[j]) ||
+            (f.kind === "numeric" ? f.low !== cols[j].low || f.high !== cols[j].high || f.missing_ok !== miss :
+              !same(f.categories, cols[j].categories) || f.none_ok !== none))) {
+          differ("form (its fields are not the release's schema)");
+        }
+        const lab = S.columns.find((c) => isObj(c) && c.role === "label");
+        if (lab && (L.kind === "classes" || kind(lab) === "numeric") && L.name !== lab.name) differ("label");
+        if (lab && L.kind === "numeric" && kind(lab) === "numeric" && (L.low !== lab.low || L.high !== lab.high)) {
+          differ("label's range");
+        }
+      }
+    }
+    if (L.kind === "classes" && R.classes !== null &&
+        (!Array.isArray(R.classes) || R.classes.length !== 2 || L.classes.some((c, j) => !pyStr(c, R.classes[j])))) {
+      differ("classes");
+    }
+  }
+  async function run(text, sigText) {
+    const subtle = (typeof crypto !== "undefined" && crypto && crypto.subtle) || null;
+    const out = {ok: false, status: "", webcrypto: subtle !== null, signed: false, ed25519: null, page_sha256: null,
+                 release_sha256: null, signer: null, release_signer: null, release_verified: false};
+    const bytes = PDP_BYTES.ascii(text, "its data");
+    if (typeof sigText !== "string") pdpRefuse("its signature element is missing");
+    let S = null;
+    try { S = JSON.parse(sigText); } catch (e) { pdpRefuse("its signature is not JSON"); }
+    const K = S === null ? null : block(S, "its signature");
+    out.signed = K !== null;
+    if (subtle) out.page_sha256 = await sha256(subtle, bytes);
+    if (K) {
+      out.signer = K.fingerprint;
+      if (subtle) out.ed25519 = await verify(subtle, K, PAGE_CONTEXT, bytes, "its signature");
+    }
+    let D = null;
+    try { D = JSON.parse(text); } catch (e) { pdpRefuse("its data are not JSON (" + e.message + ")"); }
+    if (!isObj(D) || D.format !== "pdpkit-privacy-page/2") {
+      pdpRefuse("its data are not a pdpkit privacy page's (format)");
+    }
+    const rbytes = PDP_BYTES.ascii(D.release, "the embedded release's bytes");
+    if (typeof D.release_sha256 !== "string" || !HEX64.test(D.release_sha256)) {
+      pdpRefuse("the release's stated SHA-256 is not 64 hex digits");
+    }
+    if (subtle) {
+      out.release_sha256 = await sha256(subtle, rbytes);
+      if (out.release_sha256 !== D.release_sha256) {
+        pdpRefuse("the embedded release is not the one whose SHA-256 the page states (it was changed)");
+      }
+    }
+    if (D.release_signature !== null) {
+      const RK = block(D.release_signature, "the release's signature");
+      out.release_signer = RK.fingerprint;
+      if (K && RK.fingerprint !== K.fingerprint) pdpRefuse("the release was signed by another key than the page");
+      if (subtle) out.release_verified = await verify(subtle, RK, RELEASE_CONTEXT, rbytes, "the release's signature");
+    }
+    let R = null;
+    try { R = JSON.parse(D.release); } catch (e) { pdpRefuse("the embedded release is not JSON"); }
+    const C = PDP.check(D);
+    agree(D, C, R);
+    out.status = !out.signed ? "unsigned" : !subtle ? "no-webcrypto" : out.ed25519 ? "verified" : "not-checkable";
+    out.ok = true; out.D = D; out.C = C;
+    return out;
+  }
+  // check(data text, signature text) -> Promise of {ok, status, message, fingerprints, D, C}; it never rejects
+  async function check(text, sigText) {
+    try { return await run(text, sigText); } catch (e) {
+      return {ok: false, message: e instanceof PDPRefusal ? e.message :
+        "its data could not be read (" + ((e && e.message) || String(e)) + ")"};
+    }
+  }
+  return {check: check};
 })();
-"""
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const text = (id) => { const el = $(id); return el ? el.textContent : null; };
+  const ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
+  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ENTITY[c]);
+  const BROWSERS = "Chrome and Edge 137 or later, Firefox 129 or later, Safari 17 or later have it";
+  const NO_WEBCRYPTO = "this browser or context has no Web Crypto API (a page served over plain HTTP has none: " +
+    "open the file from your disk, or over HTTPS, in a recent browser)";
+  const P = window.PDP_PAGE = {check: PDP_VERIFY.check, state: "checking"};
+  const box = $("check");
+  if (box) { box.hidden = false; box.textContent = "Checking this page\u2019s data\u2026"; }
+  function refuse(message) {
+    const el = $("refusal");
+    el.hidden = false;
+    el.textContent = "This page refuses to compute a bound: " + message + ". Its data were changed or damaged after " +
+      "it was made, or it was not made by pdpkit: ask the publisher for the release file and check it with pdpkit.";
+    $("form").hidden = true;
+    $("result").textContent = "";
+    if (box) box.hidden = true;
+    P.state = "refused"; P.error = message;
+  }
+  function status(r) {
+    const fp = (id, label, v) => "<dt>" + label + '</dt><dd><code id="' + id + '">' +
+      (v === null ? "not computable here" : esc(v)) + "</code></dd>";
+    let msg, cls = "warn";
+    if (r.status === "verified") {
+      cls = "ok";
+      msg = "<strong>Signature verified.</strong> This page\u2019s data are exactly what the holder of the key " +
+        "below signed (checked here, in your browser: SHA-256 and Ed25519 in Web Crypto). Compare the key\u2019s " +
+        "fingerprint with the one the publisher lists: another key means that somebody else made this page." +
+        (r.release_verified ? " The release inside it is signed by the same key, and that signature is valid too." :
+          "");
+    } else if (r.status === "not-checkable") {
+      msg = "<strong>Signature not checkable in this browser</strong>: its Web Crypto API has no Ed25519 (" +
+        BROWSERS + "). The bound below is computed from data this browser could not check: compare the fingerprints " +
+        "below with the ones the publisher lists, or open this page in one of those browsers.";
+    } else if (r.status === "no-webcrypto") {
+      msg = "<strong>Signature not checkable in this browser or context</strong>: " + NO_WEBCRYPTO + ". Nothing on " +
+        "this page could be checked: the bound below is computed from unchecked data.";
+    } else {
+      msg = "<strong>This page is not signed</strong>: nothing proves that it says what the publisher released. " +
+        "Compare the release\u2019s fingerprint below with the one the publisher lists (Release.fingerprint in " +
+        "pdpkit)." +
+        (r.webcrypto ? "" : " Its fingerprints cannot be computed here: " + NO_WEBCRYPTO + ".") +
+        (r.release_verified ? " The release inside it carries a valid signature by the key below, but the numbers " +
+          "this page derives from the release are not signed." : "");
+    }
+    let dl = r.signer !== null ? fp("fp-signer", "Signer\u2019s key (SHA-256 of its public key)", r.signer) :
+      r.release_signer !== null ?
+        fp("fp-signer", "The release\u2019s signer\u2019s key (SHA-256 of its public key)", r.release_signer) : "";
+    dl += fp("fp-release", "Release (SHA-256 of its canonical JSON)", r.release_sha256) +
+      fp("fp-page", "This page\u2019s data (SHA-256)", r.page_sha256);
+    box.className = "box " + cls;
+    box.dataset.status = r.status;
+    box.innerHTML = "<p>" + msg + '</p><dl class="fp">' + dl + "</dl>";
+  }
+  function start(r) {
+    const D = r.D, C = r.C, F = D.inputs.fields, L = D.inputs.label;
+    status(r);
+    const caveat = r.status === "verified" ? "" : '<p class="hint">' + (r.status === "unsigned" ?
+      "Computed from an unsigned page (see the note at the top)." :
+      "Computed from data whose signature was not checked (see the note at the top).") + "</p>";
+    const labelBounds = L.kind === "numeric" ? (L.encoded ? [-1, 1] : null) : null;
+    function read() {
+      const values = [];
+      for (let i = 0; i < F.length; i++) {
+        const el = $("f" + i);
+        if (F[i].kind === "numeric") {
+          const blank = el.value.trim() === "", v = blank ? (F[i].missing_ok ? null : NaN) : Number(el.value);
+          if (v !== null && !isFinite(v)) {
+            return {error: "Please enter a number for \u201c" + esc(F[i].name) + "\u201d."};
+          }
+          values.push(v);
+        } else {
+          const c = el.value === "" ? "" : F[i].categories[Number(el.value)];
+          if (c === undefined) return {error: "Please choose a value for \u201c" + esc(F[i].name) + "\u201d."};
+          values.push(c);
+        }
+      }
+      const lv = $("label").value;
+      let y = null;
+      if (lv !== "") {
+        if (L.kind === "numeric") {
+          const t = $("labelvalue").value.trim();
+          if (t === "" || !isFinite(Number(t))) {
+            return {error: "Please enter a number for the label, or choose \u201cI don't know\u201d."};
+          }
+          y = PDP.fittedLabel(D, t);
+        } else {
+          const c = L.classes[Number(lv)];
+          if (c === undefined) return {error: "Please choose your label, or \u201cI don't know\u201d."};
+          y = PDP.fittedLabel(D, c);
+        }
+      }
+      return {values: values, y: y};
+    }
+    // every number shown is a bound, an ε or a factor e^ε: rounded up to 3 significant digits
+    function fmt(v) { return PDP_FMT.fmtUp(v, 3); }
+    function picture(eps, total) {
+      const W = 320, H = 64, top = Math.max(eps, total) * 1.1 || 1, xs = (v) => 10 + (W - 20) * Math.min(v, top) / top;
+      return '<svg role="img" aria-labelledby="pic-t" viewBox="0 0 ' + W + ' ' + H + '" width="' + W + '" height="' +
+        H + '">' + '<title id="pic-t">Your bound ' + fmt(eps) + ' beside the guarantee ' + fmt(total) +
+        ' that covers everybody</title>' +
+        '<line x1="10" y1="40" x2="' + (W - 10) + '" y2="40" stroke="#555"/>' +
+        '<rect x="10" y="28" width="' + (xs(eps) - 10).toFixed(1) + '" height="12" fill="#0b57d0"/>' +
+        '<line x1="' + xs(total).toFixed(1) + '" y1="18" x2="' + xs(total).toFixed(1) +
+        '" y2="48" stroke="#a40e26" stroke-width="2"/>' +
+        '<text x="10" y="20" font-size="11" fill="#0b57d0">you: ' + fmt(eps) + '</text>' +
+        '<text x="' + Math.min(xs(total), W - 120).toFixed(1) + '" y="60" font-size="11" fill="#a40e26">everybody: ' +
+        fmt(total) + '</text></svg>';
+    }
+    function compute(ev) {
+      if (ev && ev.preventDefault) ev.preventDefault();
+      const r = read(), out = $("result");
+      delete out.dataset.epsilon;
+      if (r.error) { out.innerHTML = '<p class="alert">' + r.error + '</p>'; return; }
+      const x = PDP.encode(D, r.values);
+      if (x === null) {
+        out.innerHTML = '<p class="alert">This record lies outside the range the model was trained on (its norm ' +
+          'exceeds ' + D.norm_bound + '): the model refuses such records, so it says nothing about them.</p>';
+        return;
+      }
+      const eps = PDP.bound(D, C, x, r.y, labelBounds), total = D.guarantee.epsilon;
+      if (!(eps >= 0) || !isFinite(eps)) {
+        out.innerHTML = '<p class="alert">This page could not compute a finite bound for this record.</p>';
+        return;
+      }
+      const pct = (100 * (1 - D.rho)).toPrecision(6).replace(/\.?0+$/, "");
+      out.innerHTML = '<p class="big">Your privacy loss: at most ' + fmt(eps) + '</p>' +
+        '<p>With probability at least ' + pct + '%, your privacy loss from the published model is at most ' + fmt(eps) +
+        (r.y === null ? ' whatever your label' : '') + ', i.e. your participation changes the probability of any ' +
+        'outcome of the published model by at most a factor ' + fmt(Math.exp(eps)) + '.' +
+        ' Everybody is covered by the guarantee ' + fmt(total) + ' (a factor ' + fmt(Math.exp(total)) + ').</p>' +
+        picture(eps, total) + caveat;
+      out.dataset.epsilon = String(eps);
+    }
+    // the record never leaves the page: the form has no action and no named field, its button only computes,
+    // and the page's Content-Security-Policy (form-action 'none') blocks any submission
+    const form = $("form");
+    form.addEventListener("submit", compute);
+    form.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && ev.target && ev.target.tagName === "INPUT") compute(ev);
+    });
+    $("compute").addEventListener("click", compute);
+    const lab = $("label"), lv = $("labelvalue-wrap");
+    if (lv) lab.addEventListener("change", () => { lv.hidden = lab.value === ""; });
+    Object.assign(P, {D: D, C: C, result: r, status: r.status, compute: compute,
+                      bound: (x, y) => PDP.bound(D, C, x, y, labelBounds), encode: (v) => PDP.encode(D, v)});
+    form.hidden = false;
+    P.state = "ready";
+  }
+  P.ready = PDP_VERIFY.check(text("pdp-data"), text("pdp-signature"))
+    .then((r) => { P.result = r; if (r.ok) start(r); else refuse(r.message); })
+    .catch((e) => refuse("it could not check its data (" + ((e && e.message) || e) + ")"));
+})();
+""".replace(
+    "@PAGE_CONTEXT@", json.dumps(_signing.PAGE_CONTEXT.decode("ascii"))).replace(
+    "@RELEASE_CONTEXT@", json.dumps(_signing.RELEASE_CONTEXT.decode("ascii")))
+for _marker in ("</script", "<!--", "<script"):  # the script cannot end early or open a nested script state
+    assert _marker not in _JS.lower(), _marker
+#: The Content-Security-Policy: nothing is fetched, only this page's own script and style run, no form is sent.
+_CSP = ("default-src 'none'; "
+        f"script-src 'sha256-{base64.b64encode(hashlib.sha256(_JS.encode('utf-8')).digest()).decode('ascii')}'; "
+        f"style-src 'sha256-{base64.b64encode(hashlib.sha256(_CSS.encode('utf-8')).digest()).decode('ascii')}'; "
+        "form-action 'none'; base-uri 'none'")
 
 
 def _link(book_url: str | None, key: str) -> str:
@@ -594,6 +1068,10 @@ def _link(book_url: str | None, key: str) -> str:
 
 
 def _form(spec: dict[str, Any]) -> str:
+    """The form, hidden until the page's checks pass: no action, no named field, a button that only computes.
+
+    Names appear as escaped text only; a select's values are indices into the page's data.
+    """
     rows = []
     for i, f in enumerate(spec["fields"]):
         name = html.escape(f["name"])
@@ -607,35 +1085,43 @@ def _form(spec: dict[str, Any]) -> str:
                 hint = "a number, on the scale the model was fitted on"
                 attrs = ""
             rows.append(f'<div class="field"><label for="f{i}">{name}</label>'
-                        f'<input id="f{i}" name="f{i}" type="text" inputmode="decimal"{"" if f.get("missing_ok") else " required"}'
-                        f' aria-describedby="h{i}"{attrs}><span class="hint" id="h{i}">{html.escape(hint)}</span></div>')
+                        f'<input id="f{i}" type="text" inputmode="decimal"{"" if f.get("missing_ok") else " required"}'
+                        f' aria-describedby="h{i}"{attrs}><span class="hint" id="h{i}">{html.escape(hint)}</span>'
+                        "</div>")
         else:
-            opts = "".join(f'<option value="{html.escape(c)}">{html.escape(c)}</option>' for c in f["categories"])
+            opts = "".join(f'<option value="{j}">{html.escape(c)}</option>' for j, c in enumerate(f["categories"]))
             if f.get("none_ok"):
                 opts += '<option value="">none of these, or missing</option>'
-            rows.append(f'<div class="field"><label for="f{i}">{name}</label><select id="f{i}" name="f{i}">'
-                        f'{opts}</select></div>')
+            rows.append(f'<div class="field"><label for="f{i}">{name}</label><select id="f{i}">{opts}</select></div>')
     lab = spec["label"]
     if lab["kind"] == "classes":
-        opts = "".join(f'<option value="{html.escape(c)}">{html.escape(c)}</option>' for c in lab["classes"])
+        opts = "".join(f'<option value="{j}">{html.escape(c)}</option>' for j, c in enumerate(lab["classes"]))
         label_html = (f'<div class="field"><label for="label">Your {html.escape(lab["name"])}</label>'
-                      f'<select id="label" name="label"><option value="">I don\'t know</option>{opts}</select>'
+                      f'<select id="label"><option value="">I don\'t know</option>{opts}</select>'
                       '<span class="hint">“I don\'t know” gives the bound that holds for every label.</span></div>')
     else:
         know = '<option value="">I don\'t know</option>' if lab["low"] is not None else ""
         rng = f" from {lab['low']:g} to {lab['high']:g}" if lab["low"] is not None else ""
         label_html = (f'<div class="field"><label for="label">Do you know your {html.escape(lab["name"])}?</label>'
-                      f'<select id="label" name="label">{know}<option value="known">Yes, I will enter it</option>'
+                      f'<select id="label">{know}<option value="known">Yes, I will enter it</option>'
                       f'</select></div><div class="field" id="labelvalue-wrap"{" hidden" if know else ""}>'
                       f'<label for="labelvalue">Your {html.escape(lab["name"])}</label>'
-                      f'<input id="labelvalue" name="labelvalue" type="text" inputmode="decimal" aria-describedby="hl">'
+                      f'<input id="labelvalue" type="text" inputmode="decimal" aria-describedby="hl">'
                       f'<span class="hint" id="hl">a number{html.escape(rng)}</span></div>')
-    return ('<form id="form" novalidate><fieldset><legend>Your record</legend>' + "".join(rows) + "</fieldset>"
-            + '<fieldset><legend>Your label</legend>' + label_html + "</fieldset>"
-            + '<button type="submit">Compute my bound</button></form>')
+    return ('<form id="form" autocomplete="off" novalidate hidden><fieldset><legend>Your record</legend>'
+            + "".join(rows) + "</fieldset><fieldset><legend>Your label</legend>" + label_html + "</fieldset>"
+            + '<button type="button" id="compute">Compute my bound</button></form>')
 
 
-def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, book_url: str | None = None) -> str:
+_NOSCRIPT = ("<noscript><p class=\"alert\" id=\"noscript\">This page needs JavaScript to compute your bound: the "
+             "computation happens only here, in your browser, so that your record is never sent anywhere. With "
+             "JavaScript off, the form is not offered (nothing you type could be computed, and it must not go to a "
+             "server). Turn JavaScript on for this file, or compute your bound with pdpkit "
+             "(<code>PrivacyReport.epsilon_bound</code>).</p></noscript>")
+
+
+def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, book_url: str | None = None,
+                 private_key: Any = None, public_key: Any = None) -> str:
     r"""One self-contained HTML page on which any person computes their own privacy bound, in their browser.
 
     The page states the release's total guarantee in words, describes the privacy report as
@@ -644,7 +1130,12 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
     implementation of :meth:`pdpkit.report.PrivacyReport.epsilon_bound` (per person,
     ``uniform=False``) and :meth:`pdpkit.report.PrivacyReport.sup_over_labels`, from the
     constants of :func:`page_data`. No external asset, no request: the file works offline
-    and sends nothing anywhere.
+    and sends nothing anywhere; the form cannot be submitted (module docstring).
+
+    When it opens, the page checks its embedded data — SHA-256 and, for a signed page,
+    Ed25519 in the browser's Web Crypto — and refuses with a message, showing no number, if
+    any check fails (module docstring). The result is deterministic: the same arguments give
+    the same text (Ed25519 signatures are deterministic).
 
     Parameters
     ----------
@@ -655,10 +1146,20 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
         The schema the release was fitted through, when the release does not carry it: the
         form then asks for the raw record (numbers within their bounds, categories).
     title : str, optional
-        The page's heading (default: "Your privacy in this published model").
+        The page's heading (default: "Your privacy in this published model"); any text, shown
+        escaped.
     book_url : str, optional
-        Base address of the pdpkit book; given, the page links into its privacy report
-        chapter, otherwise it names the sections.
+        Base address of the pdpkit book: an ``http(s)`` address with a host, or a relative
+        path (anything else — ``javascript:``, ``data:``, ``//host``, spaces or control
+        characters — is a ``ValueError`` naming ``book_url``). Given, the page links into its
+        privacy report chapter; otherwise it names the sections.
+    private_key : optional
+        The publisher's Ed25519 private key (cryptography's ``Ed25519PrivateKey``, or the path
+        of its PEM file, ``pdpkit keygen``): the page's embedded data are signed with it. A
+        signed release must have been signed by this key.
+    public_key : optional
+        The publisher's Ed25519 public key (or the path of ``KEY.pub``): the release must be
+        signed by it.
 
     Returns
     -------
@@ -668,12 +1169,26 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
     Raises
     ------
     ValueError
-        For a release that does not parse or verify, or that carries no guarantee or no
-        privacy report: no page is made. (A page whose embedded numbers are changed
-        afterwards refuses in the browser, with a message, instead of showing a bound.)
+        For a release that does not parse or verify (with ``public_key``: that is not signed
+        by it), that carries no guarantee or no privacy report; for a ``book_url`` that is
+        not http(s) or relative; for a ``private_key`` that is not the signed release's
+        signer. No page is made.
     """
-    data = page_data(release, schema=schema)
-    rel = _as_release(release)
+    book_url = _check_book_url(book_url)
+    rel = _as_release(release, public_key)
+    key = None
+    if private_key is not None:
+        key = _signing.load_private_key(private_key)
+        mine = _signing.key_fingerprint(key)
+        if rel.signature is not None and rel.signer != mine:
+            raise ValueError(f"private_key: the release is signed by the key {rel.signer}, not by this key ({mine}); "
+                             "sign the page with the key that signed the release")
+    data = _page_data(rel, schema)
+    payload = _embedded(data)
+    block = None
+    if key is not None:
+        block = _signing.sign_payload(key, payload.encode("ascii"), context=_signing.PAGE_CONTEXT)
+        _signing.verify_payload(block, payload.encode("ascii"), context=_signing.PAGE_CONTEXT)
     g = rel.guarantee
     title = title or "Your privacy in this published model"
     method = data["method"]
@@ -702,7 +1217,9 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
 <p>This page lets you see how much a published machine-learning model can reveal about <em>you</em>, if your
 record was (or was not) among the data it was trained on. Everything is computed in this page, in your browser:
 what you type is not sent anywhere.</p>
+{_NOSCRIPT}
 <div id="refusal" class="alert" role="alert" hidden></div>
+<div id="check" class="box" role="status" hidden></div>
 <h2>The guarantee that covers everybody</h2>
 <p class="box">{_words_guarantee(g)}</p>
 {_seeded_notice(rel)}<ul>{parts}</ul>
@@ -724,16 +1241,23 @@ A bound of 0.1 (a factor 1.1) means that nobody can tell with any confidence whe
 bounded above from quantities the publisher released with privacy (Redberg &amp; Wang 2021): a log-determinant term
 from the released curvature, a quadratic term from the model's gradient at your record, and a cross term that
 holds with the stated probability. Details: {"; ".join(links)}.</p>
-<footer><p>Release fingerprint (SHA-256 of the release's canonical JSON): <code>{data["release_sha256"]}</code>.
-To check that this page belongs to a release file, compare it with
-<code>pdpkit.page.release_fingerprint(text)</code>; <code>Release.from_json(text)</code> recomputes the file's
+<footer><p>The fingerprints at the top are computed by your browser from the data this page embeds: the release's is
+<code>Release.fingerprint</code> of the release file (<code>pdpkit.page.release_fingerprint(text)</code>), the
+signer's is <code>pdpkit.signing.key_fingerprint</code> of the publisher's public key. A signature covers this
+page's data, not its text or code: to check the whole page, compare its data with
+<code>pdpkit.page.page_data</code> of the release file; <code>Release.from_json(text)</code> recomputes the file's
 guarantee. Made by pdpkit.</p></footer>
 </main>"""
-    payload = json.dumps(data, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    text = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            "script-src 'unsafe-inline'; img-src data:\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
-            f'<script type="application/json" id="pdp-data">{payload}</script>\n<script>{_JS}</script>\n'
-            "</body></html>\n")
+            f'<script type="application/json" id="pdp-data">{payload}</script>\n'
+            f'<script type="application/json" id="pdp-signature">{_embedded(block)}</script>\n'
+            f"<script>{_JS}</script>\n</body></html>\n")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"the title or a name from the data is not valid Unicode text ({exc.reason} at character "
+                         f"{exc.start} of the page): no page is made") from None
+    return text

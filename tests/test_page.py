@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
+import hashlib
+import html as html_lib
 import json
 import math
 import re
@@ -21,9 +24,20 @@ from pdpkit._display import ceil_sig, fmt_up
 from pdpkit.accountant import Guarantee, GuaranteePart
 from pdpkit.cli import main
 from pdpkit.objpert import objpert_fit
-from pdpkit.page import _JS_FORMAT, _SEEDED_NOTICE, _words_guarantee, encode_record, page_data, privacy_page
+from pdpkit.page import (_JS, _JS_FORMAT, _SEEDED_NOTICE, _embedded, _words_guarantee, encode_record, page_data,
+                         privacy_page)
 from pdpkit.release import objpert_release
 from pdpkit.report import PrivacyReport, privacy_report
+from pdpkit.signing import PAGE_CONTEXT, SignatureError, generate_private_key, key_fingerprint, verify_payload
+
+
+def _embedded_data(html: str) -> str:
+    """The text of the page's data element."""
+    return re.search(r'<script type="application/json" id="pdp-data">(.*?)</script>', html, re.S).group(1)
+
+
+def _embedded_signature(html: str) -> str:
+    return re.search(r'<script type="application/json" id="pdp-signature">(.*?)</script>', html, re.S).group(1)
 
 
 def _release(method="data-dependent", report=True, intercept=True, delta=1e-6):
@@ -51,20 +65,22 @@ def test_the_page_is_self_contained_and_embeds_public_numbers_only():
     data = page_data(rel)
     # the leverage factor is the report's, bit for bit (upper triangle)
     rep: PrivacyReport = rel.privacy_report
-    import base64
-
     W = np.frombuffer(base64.b64decode(data["W"]), dtype="<f8")
     np.testing.assert_array_equal(W, rep._W[np.triu_indices(rep.d)])
     np.testing.assert_array_equal(np.frombuffer(base64.b64decode(data["theta"]), dtype="<f8"), rel.theta)
     assert data["guarantee"]["epsilon"] == rel.guarantee.epsilon
-    assert data["release_sha256"] in html
     from pdpkit.page import release_fingerprint
 
-    # the same for the file however it was written
+    # the release's fingerprint is Release.fingerprint (SHA-256 of its canonical payload), however the file was
+    # written, signed or not; the page embeds the release's canonical bytes themselves
+    assert data["release_sha256"] == rel.fingerprint == hashlib.sha256(rel.payload).hexdigest()
     assert release_fingerprint(rel.to_json(indent=2)) == release_fingerprint(rel) == data["release_sha256"]
+    assert release_fingerprint(rel.sign(generate_private_key()).to_json()) == rel.fingerprint
+    assert data["release"].encode("ascii") == rel.payload and data["release_signature"] is None
     other = rel.to_dict()
     other["theta"][0] += 1e-9
     assert release_fingerprint(other) != data["release_sha256"]
+    assert _embedded_data(html) == _embedded(data)
     # labelled inputs and the "I don't know" choice
     for j in range(3):
         assert f'<label for="f{j}">' in html and f'id="f{j}"' in html
@@ -148,7 +164,7 @@ def test_the_parts_and_the_reports_cost_round_up(monkeypatch):
     edited = copy.copy(rel)
     object.__setattr__(edited, "guarantee", dataclasses.replace(rel.guarantee, parts=parts))
     # the page's text from an edited guarantee (a real release's parts are what its analysis gives)
-    monkeypatch.setattr("pdpkit.page._as_release", lambda release: edited)
+    monkeypatch.setattr("pdpkit.page._as_release", lambda release, public_key=None: edited)
     html = privacy_page(rel)
     assert "<li>model: (0.373, 5.1e-07)</li>" in html and "<li>report: (0.124, 5e-07)</li>" in html
     assert "Publishing them cost (0.124, 5e-07), included in the total above." in html
@@ -241,12 +257,19 @@ console.log(JSON.stringify({json.dumps([[x, k] for x, k, _ in cases])}.map(([x, 
 _DOM = """
 const ELS = {};
 function el(id) {
-  return ELS[id] || (ELS[id] = {id: id, value: "", hidden: false, textContent: "", innerHTML: "", dataset: {},
-                                addEventListener() {}});
+  return ELS[id] || (ELS[id] = {id: id, value: "", hidden: false, textContent: "", innerHTML: "", className: "",
+                                dataset: {}, addEventListener() {}});
 }
 globalThis.window = globalThis;
-globalThis.document = {getElementById: (id) => id === "pdp-data" ? {textContent: DATA} : el(id)};
+globalThis.document = {getElementById: (id) => id === "pdp-data" ? {textContent: DATA} :
+                                               id === "pdp-signature" ? {textContent: SIG} : el(id)};
 """
+
+
+def _node_page(html: str) -> str:
+    """The page's script in node with a minimal DOM; ``await PDP_PAGE.ready`` before using it."""
+    return (f"const DATA = {json.dumps(_embedded_data(html))};\nconst SIG = {json.dumps(_embedded_signature(html))};\n"
+            + _DOM + _script(html))
 
 
 @needs_node
@@ -254,20 +277,22 @@ def test_the_page_shows_each_persons_bound_rounded_up(tmp_path):
     """The page's whole script in node (a minimal DOM): the form's result shows every bound, factor and the
     guarantee rounded up to its 3 digits, never below the number computed."""
     rel = _release()
-    html = privacy_page(rel)
-    data = re.search(r'id="pdp-data">(.*?)</script>', html, re.S).group(1)
+    html = privacy_page(rel, private_key=generate_private_key())
     rng = np.random.default_rng(4)
     X = rng.normal(size=(24, 3)) * rng.uniform(0.05, 1.0, size=(24, 1))
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
     labels = ["yes" if v > 0 else "no" for v in rng.normal(size=24)]
-    run = f"const DATA = {json.dumps(data)};\n" + _DOM + _script(html) + f"""
-const out = {json.dumps([[x.tolist(), lab] for x, lab in zip(X, labels, strict=True)])}.map(([x, lab]) => {{
-  x.forEach((v, j) => {{ el("f" + j).value = String(v); }});
-  el("label").value = lab;
-  PDP_PAGE.compute();
-  return [el("result").innerHTML, Number(el("result").dataset.epsilon)];
-}});
-console.log(JSON.stringify(out));"""
+    run = _node_page(html) + f"""
+PDP_PAGE.ready.then(() => {{
+  if (PDP_PAGE.state !== "ready" || PDP_PAGE.status !== "verified") throw new Error(PDP_PAGE.error || PDP_PAGE.status);
+  const out = {json.dumps([[x.tolist(), lab] for x, lab in zip(X, labels, strict=True)])}.map(([x, lab]) => {{
+    x.forEach((v, j) => {{ el("f" + j).value = String(v); }});
+    el("label").value = lab === "yes" ? "1" : "0";  // the select's values are the classes' indices
+    PDP_PAGE.compute();
+    return [el("result").innerHTML, Number(el("result").dataset.epsilon)];
+  }});
+  console.log(JSON.stringify(out));
+}});"""
     results = _node(run, tmp_path)
     total = rel.guarantee.epsilon
     rep = rel.privacy_report
@@ -311,3 +336,182 @@ def test_a_seeded_release_says_so_beside_the_guarantee():
         assert box < html.index(notice) < html.index("<h2>The privacy report, as published</h2>")
     for value in (False, None):
         assert _SEEDED_NOTICE not in privacy_page(_seeded(rel, value))
+
+
+# ------------------------------------------------------------------ signing, hostile names, the form, book_url
+def test_a_signed_page_embeds_signed_bytes_and_the_release():
+    """The signature block covers PAGE_CONTEXT + the data element's exact text; a signed release must be the key's."""
+    rel, key, other = _release(), generate_private_key(), generate_private_key()
+    html = privacy_page(rel, private_key=key)
+    text, block = _embedded_data(html), json.loads(_embedded_signature(html))
+    assert verify_payload(block, text.encode("ascii"), context=PAGE_CONTEXT) == key_fingerprint(key)
+    assert json.loads(text) == page_data(rel) and text == _embedded(page_data(rel))
+    assert html == privacy_page(rel, private_key=key)  # deterministic: the same arguments, the same page
+    with pytest.raises(SignatureError):
+        verify_payload(block, text.replace("logistic", "logistiC").encode("ascii"), context=PAGE_CONTEXT)
+    assert _embedded_signature(privacy_page(rel)) == "null"
+    # a signed release: its block travels in the page, and only its own key may sign the page
+    signed = rel.sign(key)
+    data = json.loads(_embedded_data(privacy_page(signed, private_key=key, public_key=key.public_key())))
+    assert data["release_signature"] == signed.signature and data["release_sha256"] == rel.fingerprint
+    with pytest.raises(ValueError, match="private_key: the release is signed by the key"):
+        privacy_page(signed, private_key=other)
+    # public_key: the release must be signed by it
+    with pytest.raises(ValueError, match="the release does not verify"):
+        privacy_page(signed, public_key=other.public_key())
+    with pytest.raises(ValueError, match="the release does not verify.*unsigned"):
+        page_data(rel, public_key=key.public_key())
+    edited = signed.to_dict()
+    edited["lam"] = 20.000000001
+    with pytest.raises(ValueError, match="the release does not verify"):
+        privacy_page(json.dumps(edited), private_key=key)
+
+
+#: Names a data set's header or schema may hold: comment and script openers, closers, quotes, entities, Unicode.
+HOSTILE = ["age<!--<script>", "</script><script>alert(1)</script>", "x\" onmouseover=\"alert(1)", "it's & <b>",
+           "âge ✓ 年齢 \u2028 \u202e", "<!--", "]]></style></title>"]
+
+
+def _hostile_release():
+    from pdpkit import schema
+
+    cols = (schema.Column(HOSTILE[0], low=0, high=100),
+            schema.Column(HOSTILE[1], kind="categorical", categories=(HOSTILE[2], HOSTILE[3], "<!--x", "</SCRIPT >")),
+            schema.Column(HOSTILE[4], low=-1, high=1),
+            schema.Column("y <!-- </script>", role="label", kind="categorical",
+                          categories=("no <!--", "yes </script>")))
+    sch = schema.Schema(cols)
+    rng = np.random.default_rng(0)
+    import pandas as pd
+
+    df = pd.DataFrame({HOSTILE[0]: rng.uniform(0, 100, 200), HOSTILE[1]: rng.choice(list(cols[1].categories), 200),
+                       HOSTILE[4]: rng.uniform(-1, 1, 200)})
+    X = sch.encode(df)
+    rows = np.hstack([X, np.ones((200, 1))])
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    fit = objpert_fit(rows, y, "logistic", lam=20.0, sigma=2.0, rng=1, norm_bound=np.sqrt(2.0))
+    rep = privacy_report(fit, rows, y, method="data-dependent", rng=2, sigma_hessian=1.0, sigma_gradient=1.0)
+    return objpert_release(fit, delta=1e-6, report=rep, report_delta=1e-6, fit_intercept=True,
+                           classes=list(cols[3].categories), feature_names=list(sch.encoded_names), schema=sch)
+
+
+def _parse(html: str) -> dict[str, Any]:
+    """What Python's HTML parser sees: the script elements (attributes, text) and the page's visible text."""
+    from html.parser import HTMLParser
+
+    class P(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.scripts, self.stack, self.text, self.tags = [], [], [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+            if tag == "script":
+                self.scripts.append([dict(attrs), ""])
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag):
+            if tag == "script" and self.stack:
+                self.stack.pop()
+
+        def handle_data(self, data):
+            if self.stack:
+                self.scripts[-1][1] += data
+            else:
+                self.text.append(data)
+
+    p = P()
+    p.feed(html)
+    p.close()
+    return {"scripts": p.scripts, "text": "".join(p.text), "tags": p.tags}
+
+
+def test_hostile_names_cannot_change_how_the_page_parses():
+    """Names with <!--, <script>, </script>, quotes, & and Unicode: the data element, the signature and the page's
+    script are exactly three script elements with their intended text; the names come back intact from the data
+    and appear escaped in the page."""
+    rel = _hostile_release()
+    title = 'Ta <!--<script>alert("t")</script> & \'you\' ✓'
+    html = privacy_page(rel, title=title, private_key=generate_private_key())
+    text = _embedded_data(html)
+    assert not set("<>&") & set(text) and text.isascii()
+    seen = _parse(html)
+    assert [(a.get("type"), a.get("id")) for a, _ in seen["scripts"]] == [
+        ("application/json", "pdp-data"), ("application/json", "pdp-signature"), (None, None)]
+    assert seen["scripts"][0][1] == text and seen["scripts"][2][1] == _JS
+    data = json.loads(text)
+    fields = data["inputs"]["fields"]
+    assert [f["name"] for f in fields] == [HOSTILE[0], HOSTILE[1], HOSTILE[4]]
+    assert fields[1]["categories"] == [HOSTILE[2], HOSTILE[3], "<!--x", "</SCRIPT >"]
+    assert data["inputs"]["label"]["classes"] == ["no <!--", "yes </script>"]
+    assert json.loads(data["release"])["feature_names"] == list(rel.feature_names)
+    for name in [*HOSTILE[:5], "<!--x", "</SCRIPT >", "no <!--", "yes </script>", title]:
+        assert name in seen["text"]  # shown as text, never as markup
+    assert f"<title>{html_lib.escape(title)}</title>" in html and f"<h1>{html_lib.escape(title)}</h1>" in html
+    assert "<script>alert" not in html.lower() and "<!--<script" not in html.lower()
+    # no attribute carries a name: option values are indices
+    for tag, attrs in seen["tags"]:
+        if tag == "option":
+            assert attrs["value"] in ("", "0", "1", "2", "3", "known")
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        privacy_page(rel, title="a lone surrogate \ud800")
+
+
+def test_the_form_cannot_send_the_record_anywhere():
+    html = privacy_page(_release(), book_url="https://example.org/book")
+    form = re.search(r"<form\b.*?</form>", html, re.S).group(0)
+    opening = re.match(r"<form[^>]*>", form).group(0)
+    assert " hidden" in opening and "action" not in opening and "method" not in opening
+    assert not re.search(r"\bname\s*=", form)  # no field has a name: nothing could be submitted
+    assert 'type="submit"' not in form and 'type="button" id="compute"' in form
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    assert "form-action 'none'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
+    script_hash = base64.b64encode(hashlib.sha256(_JS.encode("utf-8")).digest()).decode("ascii")
+    assert f"script-src 'sha256-{script_hash}'" in csp
+    note = re.search(r"<noscript>(.*?)</noscript>", html, re.S).group(1)
+    assert "JavaScript" in note and "never sent anywhere" in note
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", " JavaScript:alert(1)", "JAVASCRIPT:alert(1)",
+                                 "java\tscript:alert(1)", "javascript\n:alert(1)", "\x00javascript:alert(1)",
+                                 "data:text/html,<b>x</b>", "vbscript:msgbox(1)", "file:///etc/passwd",
+                                 "mailto:a@b.example", "//evil.example/book", "///evil.example", "\\\\evil.example",
+                                 "/\\evil.example", "http:evil.example", "https://", "jav&#x61;script:alert(1)",
+                                 "https://example.org/a b", "https://example.org/\x7f", "javascript%3Aalert(1):x"])
+def test_book_url_refuses_what_is_not_http_or_relative(url):
+    with pytest.raises(ValueError, match="book_url"):
+        privacy_page(_release(), book_url=url)
+
+
+@pytest.mark.parametrize("url", ["https://example.org/pdpkit/", "HTTP://example.org", "../book", "book/", "/pdpkit",
+                                 "./a?b=c#d", "https://example.org/%E2%9C%93/âge"])
+def test_book_url_accepts_http_and_relative_addresses(url):
+    html = privacy_page(_release(), book_url=url)
+    assert f'href="{html_lib.escape(url.rstrip("/"))}/chapters/privacy_report.html#' in html
+
+
+@needs_node
+def test_the_pages_check_refuses_edits_in_node(tmp_path):
+    """The same check as in the browser (node's Web Crypto has Ed25519): a signed page verifies; an edited byte, an
+    edited signature, a stripped release signature, another key's release signature are refused."""
+    rel, key = _release(), generate_private_key()
+    html = privacy_page(rel.sign(key), private_key=key)
+    text, sig = _embedded_data(html), _embedded_signature(html)
+    forged = json.loads(text)
+    forged["release_signature"] = rel.sign(generate_private_key()).signature
+    cases = [(text, sig), (text.replace('"lam":20.0', '"lam":20.1'), sig), (text[:100] + "0" + text[101:], sig),
+             (text, sig.replace('"value":"', '"value":"A')), (text, sig.replace("Ed25519", "ed25519")),
+             (_embedded(forged), sig), (text, "{")]
+    run = _node_page(html) + f"""
+PDP_PAGE.ready.then(async () => {{
+  const out = [];
+  for (const [t, s] of {json.dumps(cases)}) {{
+    const r = await PDP_PAGE.check(t, s);
+    out.push([r.ok, r.status || r.message]);
+  }}
+  console.log(JSON.stringify(out));
+}});"""
+    got = _node(run, tmp_path)
+    assert got[0] == [True, "verified"]
+    assert all(ok is False for ok, _ in got[1:]), got
+    assert "does not match the data" in got[1][1] and "not the one whose SHA-256" not in got[1][1]

@@ -1,16 +1,26 @@
-"""The privacy page in headless Chromium: its JavaScript bound equals pdpkit's, and it is usable and small.
+"""The privacy page in headless Chromium: its bound equals pdpkit's; it checks its own data; it is usable and small.
 
-Run by ``make browser-test`` (``PDPKIT_BROWSER_TESTS=1 pytest tests/browser/test_page_browser.py``); skipped
+Run by ``make browser-test`` (``PDPKIT_BROWSER_TESTS=1 pytest tests/browser/test_page_browser.py -s``); skipped
 otherwise, and where playwright or Chromium is missing. Every report method, with and without an intercept, the logistic
 and a regression loss: random records through the page's own JavaScript function and,
 fewer, typed into the form, compared with :meth:`pdpkit.report.PrivacyReport.epsilon_bound`
 (and :meth:`~pdpkit.report.PrivacyReport.sup_over_labels` for "I don't know") to 1e-9
-relative. The page is checked offline (every request is refused), at 390 px, by keyboard,
-for labels on every input, for its size at d = 100, and for refusing an edited file.
+relative. The page is served from an https address (a secure context, so Web Crypto is there; every other request is
+refused), checked at 390 px, by keyboard, for labels on every input and for its size at d = 100.
+
+Its own check of its data (``PDP_PAGE.check``, the function the page runs when it opens): every byte of a signed
+page's data edited (one bit flipped), every base64 character replaced by another, every byte of its signature block
+edited — each refused — and a sample of edited pages loaded whole, each showing the refusal and no number. Also: an
+unsigned page refuses numbers that are not its embedded release's; a browser without Ed25519 (simulated) says
+"signature not checkable in this browser" and never "verified"; a page without Web Crypto (not a secure context) says
+so; hostile names in a schema; no JavaScript (the form is not offered); no state in which the form navigates.
+The closing line (``-s``) prints the Chromium version, whether it has Ed25519, the edit counts and the timings.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -22,9 +32,10 @@ import pytest
 
 from pdpkit._display import ceil_sig
 from pdpkit.objpert import objpert_fit
-from pdpkit.page import encode_record, privacy_page
+from pdpkit.page import _embedded, encode_record, privacy_page
 from pdpkit.release import objpert_release
 from pdpkit.report import calibrate_report, privacy_report
+from pdpkit.signing import PAGE_CONTEXT, generate_private_key, key_fingerprint, sign_payload
 
 if os.environ.get("PDPKIT_BROWSER_TESTS") != "1":  # `make browser-test` sets it; `make unit` skips Chromium
     pytest.skip("browser test: run by make browser-test (PDPKIT_BROWSER_TESTS=1)", allow_module_level=True)
@@ -35,7 +46,9 @@ if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):  # pragma: no cov
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 RTOL = 1e-9
 METHODS = ("data-independent", "data-dependent", "adaptive")
-REPORT = {}  # what the closing lines print: error, timing, size
+REPORT = {}  # what the closing lines print: error, timing, size, edits tried and refused
+URL = "https://pdpkit.invalid/privacy.html"  # served by the test itself (a secure context); nothing else is fetched
+KEY = generate_private_key()
 
 
 def _release(loss: str, method: str, intercept: bool, d: int = 6, n: int = 400, seed: int = 0):
@@ -48,7 +61,8 @@ def _release(loss: str, method: str, intercept: bool, d: int = 6, n: int = 400, 
     R = 1.0
     rows = np.hstack([X, np.full((n, 1), R)]) if intercept else X
     fit_R = R * (np.sqrt(2.0) if intercept else 1.0)
-    fit = objpert_fit(rows, y, loss, lam=20.0 if loss == "logistic" else 60.0, sigma=2.0, rng=seed + 1, norm_bound=fit_R)
+    fit = objpert_fit(rows, y, loss, lam=20.0 if loss == "logistic" else 60.0, sigma=2.0, rng=seed + 1,
+                      norm_bound=fit_R)
     scales = {} if method == "data-independent" else calibrate_report(2.0, 1e-6, method=method, loss=loss,
                                                                        norm_bound=fit_R)
     rep = privacy_report(fit, rows, y, method=method, rng=seed + 2, **scales)
@@ -65,29 +79,63 @@ def _records(rng: np.random.Generator, m: int, p: int) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def browser():
+    t0 = time.perf_counter()
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
                                args=ARGS)
+        REPORT["chromium"] = b.version
+        ctx, page, _, _ = _open(b, "<!DOCTYPE html><title>probe</title>", wait=False)
+        REPORT["ed25519_in_webcrypto"] = page.evaluate("""async () => { try {
+            const k = await crypto.subtle.generateKey({name: "Ed25519"}, true, ["sign", "verify"]);
+            const m = new Uint8Array([1, 2, 3]), s = await crypto.subtle.sign("Ed25519", k.privateKey, m);
+            return await crypto.subtle.verify("Ed25519", k.publicKey, s, m); } catch (e) { return e.name; } }""")
+        ctx.close()
         yield b
         b.close()
+    REPORT["seconds_total"] = round(time.perf_counter() - t0, 1)
     if REPORT:
         print("\nprivacy page:", json.dumps(REPORT))
 
 
-def _open(browser, html: str, width: int = 1024):
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+def _open(browser, html: str, width: int = 1024, *, secure: bool = True, javascript: bool = True,
+          init_script: str | None = None, wait: bool = True, pages: dict[str, str] | None = None):
+    """``html`` at :data:`URL` (``secure=False``: as about:blank, not a secure context); waits for the page's check.
+
+    ``pages`` (url -> html) are served too, also those added to the dict later.
+    """
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, java_script_enabled=javascript)
+    if init_script is not None:
+        ctx.add_init_script(init_script)
     requests = []
+    pages = pages if pages is not None else {}
+    pages[URL] = html
 
-    def refuse(route):
-        requests.append(route.request.url)
-        route.abort()
+    def serve(route):
+        if route.request.url in pages:
+            route.fulfill(status=200, content_type="text/html; charset=utf-8", body=pages[route.request.url])
+        else:
+            requests.append(route.request.url)
+            route.abort()
 
-    ctx.route("**/*", refuse)
+    ctx.route("**/*", serve)
     page = ctx.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_content(html, wait_until="load")
+    if secure:
+        page.goto(URL, wait_until="load")
+    else:
+        page.set_content(html, wait_until="load")
+    if wait and javascript:
+        page.wait_for_function("window.PDP_PAGE && PDP_PAGE.state !== 'checking'")
     return ctx, page, errors, requests
+
+
+def _data_text(html: str) -> str:
+    return re.search(r'<script type="application/json" id="pdp-data">(.*?)</script>', html, re.S).group(1)
+
+
+def _signature_text(html: str) -> str:
+    return re.search(r'<script type="application/json" id="pdp-signature">(.*?)</script>', html, re.S).group(1)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
@@ -96,8 +144,9 @@ def _open(browser, html: str, width: int = 1024):
 def test_the_page_computes_pdpkits_bound(browser, loss, intercept, method):
     rel = _release(loss, method, intercept)
     rep = rel.privacy_report
-    ctx, page, errors, requests = _open(browser, privacy_page(rel))
+    ctx, page, errors, requests = _open(browser, privacy_page(rel, private_key=KEY if intercept else None))
     try:
+        assert page.evaluate("PDP_PAGE.status") == ("verified" if intercept else "unsigned")
         p = rel.theta.shape[0] - int(intercept)
         rng = np.random.default_rng(hash((loss, intercept, method)) % 2**32)
         m = 60
@@ -119,7 +168,8 @@ def test_the_page_computes_pdpkits_bound(browser, loss, intercept, method):
         err0 = float(np.max(np.abs(got0 - want0) / want0))
         if loss == "huber":  # the maximum over the label range: branch and bound, then golden section
             ms0 = page.evaluate("""xs => { const rows = xs.map(x => PDP_PAGE.encode(x)); let s = 0;
-                const t0 = performance.now(); for (const r of rows) s += PDP.bound(PDP_PAGE.D, PDP_PAGE.C, r, null, [-1, 1]);
+                const t0 = performance.now();
+                for (const r of rows) s += PDP.bound(PDP_PAGE.D, PDP_PAGE.C, r, null, [-1, 1]);
                 return (performance.now() - t0) / rows.length; }""", X.tolist())
             REPORT["ms_per_no_label_regression_bound"] = max(REPORT.get("ms_per_no_label_regression_bound", 0.0), ms0)
         assert err < RTOL, f"JavaScript and Python differ by {err:.3g} relative"
@@ -133,7 +183,7 @@ def test_the_page_computes_pdpkits_bound(browser, loss, intercept, method):
             else:
                 page.select_option("#label", "known")
                 page.fill("#labelvalue", repr(float(y[i])))
-            page.click("button[type=submit]")
+            page.click("#compute")
             shown = float(page.get_attribute("#result", "data-epsilon"))
             assert abs(shown - want[i]) <= RTOL * want[i]
             assert "at most" in page.inner_text("#result")
@@ -146,12 +196,13 @@ def test_the_page_computes_pdpkits_bound(browser, loss, intercept, method):
 
 def test_a_large_page_is_small_fast_accessible_and_readable_at_390px(browser):
     rel = _release("logistic", "adaptive", True, d=101, n=3000)
-    html = privacy_page(rel)
+    html = privacy_page(rel, private_key=KEY)
     size = len(html.encode("utf-8"))
-    data = re.search(r'id="pdp-data">(.*?)</script>', html, re.S).group(1)
+    data = _data_text(html)
     w = json.loads(data)["W"]
-    REPORT.update(size_bytes_d100=size, leverage_factor_bytes=len(w), data_bytes=len(data))
-    assert size < 300_000
+    REPORT.update(size_bytes_d100=size, leverage_factor_bytes=len(w), data_bytes=len(data),
+                  release_bytes=len(rel.payload))
+    assert size < 350_000  # the embedded release holds the released Hessian: d^2 numbers
     ctx, page, errors, requests = _open(browser, html, width=390)
     try:
         # readable at 390 px: nothing wider than the screen
@@ -170,42 +221,26 @@ def test_a_large_page_is_small_fast_accessible_and_readable_at_390px(browser):
         got = np.array(page.evaluate("xs => xs.map(x => PDP_PAGE.bound(PDP_PAGE.encode(x), 1))", X[:20].tolist()))
         want = rel.privacy_report.epsilon_bound(rows, np.ones(20))
         assert np.max(np.abs(got - want) / want) < RTOL
-        # keyboard only: focus the first field, type, Tab through the rest, Enter submits
+        # keyboard only: focus the first field, type, Tab through the rest, Enter on the button computes
         page.focus("#f0")
         for j, v in enumerate(X[0]):
             page.keyboard.type(repr(float(v)))
             page.keyboard.press("Tab")
         page.keyboard.press("ArrowDown")  # the label: from "I don't know" to the first class
         page.keyboard.press("Tab")  # to the button
-        assert page.evaluate("document.activeElement.type") == "submit"
+        assert page.evaluate("[document.activeElement.id, document.activeElement.type]") == ["compute", "button"]
         page.keyboard.press("Enter")
         shown = float(page.get_attribute("#result", "data-epsilon"))
-        first = 1.0 if page.eval_on_selector("#label", "el => el.value") == "yes" else -1.0
+        first = 1.0 if page.eval_on_selector("#label", "el => el.options[el.selectedIndex].text") == "yes" else -1.0
         want0 = rel.privacy_report.epsilon_bound(encode_record(rel, X[0]), first)
         assert abs(shown - want0) <= RTOL * want0
+        # Enter in a text field computes too (and sends nothing)
+        page.fill("#f0", repr(float(X[1][0])))
+        page.evaluate("delete document.getElementById('result').dataset.epsilon")
+        page.press("#f0", "Enter")
+        assert page.get_attribute("#result", "data-epsilon") is not None and page.url == URL
         assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         assert not errors and not requests
-    finally:
-        ctx.close()
-
-
-def test_an_edited_page_refuses(browser):
-    rel = _release("logistic", "data-dependent", False)
-    html = privacy_page(rel)
-    data = json.loads(re.search(r'id="pdp-data">(.*?)</script>', html, re.S).group(1))
-    for key, value in (("d", data["d"] + 1), ("lambda_lower", -1.0), ("W", data["W"][:-12])):
-        bad = html.replace(json.dumps(data, separators=(",", ":")),
-                           json.dumps({**data, key: value}, separators=(",", ":")))
-        assert bad != html
-        ctx, page, errors, _ = _open(browser, bad)
-        try:
-            assert page.is_visible("#refusal") and "refuses" in page.inner_text("#refusal")
-            assert not page.is_visible("#form")
-        finally:
-            ctx.close()
-    ctx, page, errors, _ = _open(browser, html)
-    try:
-        assert not page.is_visible("#refusal") and page.is_visible("#form")
     finally:
         ctx.close()
 
@@ -291,7 +326,7 @@ def test_records_with_categories_through_the_schema(browser, loss, handle):
             else:
                 page.select_option("#label", "known")
                 page.fill("#labelvalue", repr(float(ys[i])))
-            page.click("button[type=submit]")
+            page.click("#compute")
             assert abs(float(page.get_attribute("#result", "data-epsilon")) - want[i]) <= RTOL * want[i]
         assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         REPORT["max_rel_error_schema"] = max(REPORT.get("max_rel_error_schema", 0.0), err)
@@ -323,7 +358,7 @@ def test_displayed_numbers_are_rounded_up(browser):
             for j, v in enumerate(x):
                 page.fill(f"#f{j}", repr(float(v)))
             page.select_option("#label", "yes")
-            page.click("button[type=submit]")
+            page.click("#compute")
             eps = float(page.get_attribute("#result", "data-epsilon"))
             text = page.inner_text("#result")
             shown = re.search(r"Your privacy loss: at most (\S+)\n", text + "\n").group(1)
@@ -332,5 +367,296 @@ def test_displayed_numbers_are_rounded_up(browser):
             for s, v in ((shown, eps), (factor, np.exp(eps)), (g_shown, total), (g_factor, np.exp(total))):
                 assert float(s) == ceil_sig(float(v), 3) >= v, (s, v)
         assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+# ------------------------------------------------------------------ the page checks its own data
+#: In the page: every byte of the data edited (one bit flipped), every base64-looking character replaced by another
+#: base64 character, every byte of the signature block edited; each through PDP_PAGE.check, the page's own check.
+SWEEP = r"""async ([text, sig]) => {
+  const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const edit = (s, i, c) => s.slice(0, i) + c + s.slice(i + 1);
+  const flip = (s, i) => String.fromCharCode(s.charCodeAt(i) ^ (1 << (i % 7)));
+  const out = {}, accepted = [], t0 = performance.now();
+  async function attempt(kind, t, s, i) {
+    const r = await PDP_PAGE.check(t, s), c = out[kind] || (out[kind] = [0, 0]);
+    c[0]++; if (!r.ok) c[1]++; else if (accepted.length < 10) accepted.push([kind, i]);
+  }
+  for (let i = 0; i < text.length; i++) await attempt("data_bit_flips", edit(text, i, flip(text, i)), sig, i);
+  for (const [what, s, other] of [["data_base64_chars", text, null], ["signature_base64_chars", sig, text]]) {
+    const re = /"([A-Za-z0-9+\/]{8,}={0,2})/g; let m;
+    while ((m = re.exec(s)) !== null) for (let i = m.index + 1; i < m.index + 1 + m[1].length; i++) {
+      if (s[i] === "=") continue;
+      const e = edit(s, i, B64[(B64.indexOf(s[i]) + 1) % 64]);
+      await attempt(what, other === null ? e : other, other === null ? sig : e, i);
+    }
+  }
+  for (let i = 0; i < sig.length; i++) await attempt("signature_bit_flips", text, edit(sig, i, flip(sig, i)), i);
+  const intact = await PDP_PAGE.check(text, sig);
+  return {counts: out, accepted: accepted, intact: [intact.ok, intact.status], ms: performance.now() - t0};
+}"""
+
+
+def test_every_edited_byte_of_a_signed_page_is_refused(browser):
+    rel = _release("logistic", "data-dependent", True, d=4).sign(KEY)
+    html = privacy_page(rel, private_key=KEY)
+    text, sig = _data_text(html), _signature_text(html)
+    ctx, page, errors, requests = _open(browser, html)
+    try:
+        assert page.evaluate("PDP_PAGE.status") == "verified"
+        assert page.inner_text("#fp-signer") == key_fingerprint(KEY)
+        assert page.inner_text("#fp-release") == rel.fingerprint
+        got = page.evaluate(SWEEP, [text, sig])
+        assert got["intact"] == [True, "verified"]
+        assert got["accepted"] == [], f"edits the page accepted: {got['accepted']}"
+        counts = got["counts"]
+        assert counts["data_bit_flips"][0] == len(text) and counts["signature_bit_flips"][0] == len(sig)
+        assert all(tried == refused for tried, refused in counts.values()), counts
+        REPORT["check_edits_tried_refused"] = counts
+        REPORT["check_edits_total"] = [sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values())]
+        REPORT["check_edits_seconds"] = round(got["ms"] / 1000, 1)
+        assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+def _refused_without_number(page) -> str:
+    assert page.evaluate("PDP_PAGE.state") == "refused"
+    assert page.is_visible("#refusal") and "refuses to compute a bound" in page.inner_text("#refusal")
+    assert not page.is_visible("#form") and not page.is_visible("#check")
+    assert not re.search(r"\d", page.inner_text("#result")) and page.get_attribute("#result", "data-epsilon") is None
+    assert "Signature verified" not in page.inner_text("body")
+    return page.inner_text("#refusal")
+
+
+def test_edited_pages_loaded_whole_show_a_refusal_and_no_number(browser):
+    """A sample of edited HTML files, each loaded in Chromium: edits in the data, in the signature's value, key,
+    fingerprint and algorithm, and (unsigned pages) malformed JSON, no guarantee, an unknown loss."""
+    rel = _release("logistic", "adaptive", True, d=4).sign(KEY)
+    html = privacy_page(rel, private_key=KEY)
+    text, sig = _data_text(html), _signature_text(html)
+    block = json.loads(sig)
+    rng = np.random.default_rng(7)
+    alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+    def change(s: str, lo: int, hi: int, alphabet: str = alnum) -> str:
+        i = int(rng.integers(lo, hi))
+        c = next(ch for ch in rng.permutation(list(alphabet)) if ch != s[i])
+        return s[:i] + c + s[i + 1:]
+
+    edits = [("data", change(text, 0, len(text)), sig) for _ in range(24)]
+    for field, n, alphabet in (("value", 8, alnum), ("public_key", 6, alnum), ("fingerprint", 6, "0123456789abcdef"),
+                               ("algorithm", 2, alnum)):
+        start = sig.index(f'"{field}":"') + len(field) + 4
+        end = sig.index('"', start)
+        edits += [(f"signature.{field}", text, change(sig, start, end, alphabet)) for _ in range(n)]
+    data = json.loads(text)
+    unsigned = privacy_page(rel)
+
+    def unsigned_edit(**changes):
+        d, r = json.loads(_data_text(unsigned)), json.loads(data["release"])
+        d["release_signature"] = None  # else the release's own signature refuses the edited release first
+        for k, v in changes.items():
+            d[k] = v if k != "loss" else {"name": v}
+            r[k] = v
+        d["release"] = _embedded(r)
+        d["release_sha256"] = hashlib.sha256(d["release"].encode("ascii")).hexdigest()
+        return _embedded(d)
+
+    plain = _data_text(unsigned)
+    edits += [("unsigned: malformed JSON", plain[:-1], "null"),
+              ("unsigned: no guarantee", unsigned_edit(guarantee=None), "null"),
+              ("unsigned: unknown loss", unsigned_edit(loss="hinge"), "null"),
+              ("signed: page re-signed by another key", text, _embedded(sign_payload(
+                  generate_private_key(), text.encode("ascii"), context=PAGE_CONTEXT)))]
+    pages = {}
+    for k, (_, t, s_) in enumerate(edits):
+        pages[f"https://pdpkit.invalid/edit{k}.html"] = (
+            html.replace(text, t, 1).replace(f'id="pdp-signature">{sig}<', f'id="pdp-signature">{s_}<', 1))
+    assert all(p != html for p in pages.values()) and len(pages) == len(edits)
+    ctx, page, errors, requests = _open(browser, html, pages=pages)
+    t0 = time.perf_counter()
+    messages = {}
+    try:
+        for k, (kind, _, _) in enumerate(edits):
+            page.goto(f"https://pdpkit.invalid/edit{k}.html", wait_until="load")
+            page.wait_for_function("window.PDP_PAGE && PDP_PAGE.state !== 'checking'")
+            messages.setdefault(kind.split(".")[0] if kind.startswith("signature") else kind, []).append(
+                _refused_without_number(page))
+        assert any("no guarantee" in m for m in messages["unsigned: no guarantee"])
+        assert any("loss is unknown" in m for m in messages["unsigned: unknown loss"])
+        assert any("not JSON" in m for m in messages["unsigned: malformed JSON"])
+        assert any("another key" in m for m in messages["signed: page re-signed by another key"])
+        assert not errors and not requests
+        REPORT["page_loads_tried_refused"] = [len(edits), sum(len(v) for v in messages.values())]
+        REPORT["page_loads_seconds"] = round(time.perf_counter() - t0, 1)
+    finally:
+        ctx.close()
+    assert block["fingerprint"] == key_fingerprint(KEY)
+
+
+def test_an_unsigned_page_refuses_numbers_that_are_not_its_releases(browser):
+    """Without a signature, each number the page copies from the release must be the embedded release's, the release
+    must be the one whose SHA-256 the page states, and base64 must be canonical; what remains (edit the release and
+    its stated SHA-256 together) changes the release fingerprint the page shows."""
+    rel = _release("logistic", "data-dependent", True, d=4)
+    html = privacy_page(rel)
+    text = _data_text(html)
+    data, R = json.loads(text), json.loads(json.loads(text)["release"])
+    theta = np.frombuffer(base64.b64decode(data["theta"]), "<f8")
+
+    def page_only(**kw):
+        return _embedded({**data, **kw})
+
+    def both(fix_sha, **kw):
+        d, r = dict(data), dict(R)
+        for k, v in kw.items():
+            d[k] = v if k != "theta" else base64.b64encode(np.asarray(v, "<f8").tobytes()).decode("ascii")
+            r[k] = v if k != "theta" else list(v)
+        d["release"] = _embedded(r)
+        if fix_sha:
+            d["release_sha256"] = hashlib.sha256(d["release"].encode("ascii")).hexdigest()
+        return _embedded(d)
+
+    g = dict(data["guarantee"], epsilon=data["guarantee"]["epsilon"] / 2)
+    t2 = (theta * 1.01).tolist()
+    b64 = data["theta"]
+    pad = b64[:-2] + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".index(b64[-2]) | 1] + b64[-1]
+    assert b64.endswith("=") and pad != b64 and base64.b64decode(pad) == base64.b64decode(b64)  # padding bits only
+    refused = {"sigma": page_only(sigma=data["sigma"] * 2), "lam": page_only(lam=data["lam"] + 1),
+               "norm_bound": page_only(norm_bound=2.0), "guarantee": page_only(guarantee=g),
+               "theta": page_only(theta=base64.b64encode(np.asarray(t2, "<f8").tobytes()).decode("ascii")),
+               "rho": page_only(rho=0.5), "sigma in both": both(False, sigma=data["sigma"] * 2),
+               "guarantee in both": both(False, guarantee=g), "theta in both": both(False, theta=t2),
+               "non-canonical base64": page_only(theta=pad), "format": page_only(format="pdpkit-privacy-page/1"),
+               "no guarantee": both(True, guarantee=None), "unknown loss": page_only(loss={"name": "hinge"}),
+               "release not JSON": page_only(release=data["release"][:-1]), "page not JSON": text + "}"}
+    accepted = {"sigma, release and its SHA-256": both(True, sigma=data["sigma"] * 2)}
+    ctx, page, errors, requests = _open(browser, html)
+    try:
+        assert page.evaluate("PDP_PAGE.status") == "unsigned"
+        assert "This page is not signed" in page.inner_text("#check")
+        assert page.inner_text("#fp-release") == rel.fingerprint and not page.query_selector("#fp-signer")
+        got = page.evaluate("async (cs) => { const out = {}; for (const [k, t] of Object.entries(cs)) { "
+                            "const r = await PDP_PAGE.check(t, 'null'); "
+                            "out[k] = [r.ok, r.message || r.release_sha256]; } return out; }", {**refused, **accepted})
+        for k in refused:
+            assert got[k][0] is False, (k, got[k])
+        assert "canonical base64" in got["non-canonical base64"][1] and "no guarantee" in got["no guarantee"][1]
+        assert "SHA-256" in got["sigma in both"][1] and "is not the embedded release's" in got["sigma"][1]
+        ok, fingerprint = got["sigma, release and its SHA-256"]
+        assert ok is True and fingerprint != rel.fingerprint  # the reader's comparison catches it
+        REPORT["unsigned_edits_tried_refused"] = [len(refused), sum(not got[k][0] for k in refused)]
+        assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+#: Makes Web Crypto report that it has no Ed25519, as a browser without it does (importKey: NotSupportedError).
+NO_ED25519 = """(() => {
+  const importKey = SubtleCrypto.prototype.importKey;
+  SubtleCrypto.prototype.importKey = function (format, key, algorithm, ...rest) {
+    const name = typeof algorithm === "string" ? algorithm : algorithm && algorithm.name;
+    if (String(name).toLowerCase() === "ed25519")
+      return Promise.reject(new DOMException("Unrecognized algorithm name", "NotSupportedError"));
+    return importKey.call(this, format, key, algorithm, ...rest);
+  };
+})();"""
+
+
+@pytest.mark.parametrize("case", ["no Ed25519", "no Web Crypto"])
+def test_a_browser_that_cannot_check_the_signature_says_so(browser, case):
+    rel = _release("logistic", "data-independent", False, d=3)
+    html = privacy_page(rel, private_key=KEY)
+    kw = {"init_script": NO_ED25519} if case == "no Ed25519" else {"secure": False}
+    ctx, page, errors, requests = _open(browser, html, **kw)
+    try:
+        status = page.inner_text("#check")
+        assert "Signature verified" not in page.inner_text("body") and page.evaluate("PDP_PAGE.status") != "verified"
+        if case == "no Ed25519":
+            assert "Signature not checkable in this browser" in status and "Firefox 129" in status
+            assert page.evaluate("PDP_PAGE.status") == "not-checkable"
+            # the fingerprints for the reader's comparison, and the key's own fingerprint checked
+            assert page.inner_text("#fp-signer") == key_fingerprint(KEY)
+            assert page.inner_text("#fp-release") == rel.fingerprint
+        else:
+            assert "Signature not checkable in this browser or context" in status
+            assert page.evaluate("[isSecureContext, PDP_PAGE.status]") == [False, "no-webcrypto"]
+        # the bound, with the warning beside it
+        for j in range(3):
+            page.fill(f"#f{j}", "0.3")
+        page.select_option("#label", "yes")
+        page.click("#compute")
+        want = rel.privacy_report.epsilon_bound(encode_record(rel, [0.3, 0.3, 0.3]), 1.0)
+        assert abs(float(page.get_attribute("#result", "data-epsilon")) - want) <= RTOL * want
+        assert "signature was not checked" in page.inner_text("#result")
+        # an edit the remaining checks see is still refused
+        bad = page.evaluate("t => PDP_PAGE.check(t.replace('\"sigma\":2.0', '\"sigma\":3.0'), 'null')"
+                            ".then(r => [r.ok, r.message])", _data_text(html))
+        assert bad[0] is False and "sigma" in bad[1]
+        REPORT[f"status_{case.replace(' ', '_')}"] = page.evaluate("PDP_PAGE.status")
+        assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+def test_hostile_names_in_chromium(browser):
+    """Names with <!--, <script>, </script>, quotes, & and Unicode in the schema, the classes and the title: the page
+    parses as intended, the form appears, the names show as text, and a typed record gives pdpkit's bound."""
+    from test_page import HOSTILE, _hostile_release
+
+    rel = _hostile_release().sign(KEY)
+    title = 'Ta <!--<script>alert("t")</script> & \'you\' ✓'
+    ctx, page, errors, requests = _open(browser, privacy_page(rel, title=title, private_key=KEY))
+    try:
+        assert page.evaluate("PDP_PAGE.status") == "verified" and page.is_visible("#form")
+        assert page.evaluate("document.scripts.length") == 3 and page.title() == title
+        assert page.inner_text("h1") == title
+        assert page.inner_text("label[for=f0]") == HOSTILE[0] and page.inner_text("label[for=f2]") == HOSTILE[4]
+        assert page.evaluate("Array.from(document.getElementById('f1').options, o => o.text)") == [
+            HOSTILE[2], HOSTILE[3], "<!--x", "</SCRIPT >"]
+        page.fill("#f0", "37")
+        page.select_option("#f1", index=3)
+        page.fill("#f2", "-0.25")
+        page.select_option("#label", index=2)
+        page.click("#compute")
+        want = rel.privacy_report.epsilon_bound(encode_record(rel, [37.0, "</SCRIPT >", -0.25]), 1.0)
+        assert abs(float(page.get_attribute("#result", "data-epsilon")) - want) <= RTOL * want
+        assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+def test_the_form_never_sends_the_record(browser):
+    """With JavaScript off the form is not offered (the noscript note says why); with it on, no way of submitting
+    the form — submit(), requestSubmit(), Enter, the button — navigates or makes a request."""
+    rel = _release("huber", "data-independent", False, d=2)
+    html = privacy_page(rel, private_key=KEY)
+    ctx, page, errors, requests = _open(browser, html, javascript=False)
+    try:
+        assert not page.is_visible("#form") and page.is_visible("#noscript") and not page.is_visible("#check")
+        assert "never sent anywhere" in page.inner_text("#noscript")
+    finally:
+        ctx.close()
+    ctx, page, errors, requests = _open(browser, html)
+    try:
+        assert not page.is_visible("#noscript") and page.is_visible("#form")
+        page.evaluate("window.SAME_DOCUMENT = true")
+        page.fill("#f0", "0.3")
+        page.fill("#f1", "-0.2")
+        page.select_option("#label", "known")
+        page.fill("#labelvalue", "0.5")
+        page.click("#compute")
+        assert page.get_attribute("#result", "data-epsilon") is not None
+        page.press("#labelvalue", "Enter")
+        page.evaluate("document.getElementById('form').requestSubmit()")
+        page.evaluate("document.getElementById('form').submit()")  # skips the handlers: the CSP blocks it
+        page.wait_for_timeout(200)
+        assert page.url == URL and page.evaluate("window.SAME_DOCUMENT === true")
+        assert requests == [] and not errors
+        assert page.evaluate("Array.from(document.querySelectorAll('input, select, button')).filter(e => e.name)"
+                             ".length") == 0
     finally:
         ctx.close()

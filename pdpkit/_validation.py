@@ -258,23 +258,26 @@ def check_json_keys(data: Any, where: str, *, required: tuple[str, ...], optiona
 def row_norms(X: np.ndarray) -> np.ndarray:
     """Euclidean norms of the rows of a float array, exact also for entries beyond 1e154.
 
-    The sum of squares overflows to ``inf`` once an entry passes about 1.3e154; such rows
-    (and only they) are measured again divided by their largest entry, so a huge row has its
-    true (finite) norm and is clipped onto the ball, not to zero.
+    The sum of squares overflows to ``inf`` once an entry passes about 1.3e154 (and
+    underflows below 1e-154); such rows (and only they) are measured again divided by their
+    largest entry, so a huge row has its true (finite) norm and is clipped onto the ball, not
+    to zero.
 
     Parameters
     ----------
     X : numpy.ndarray, shape (n, d)
         Finite rows.
     """
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    risky = ~(norms <= 1e150)
+    sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
+    risky = ~(sq <= 1e300) | (sq < 1e-290)  # overflowed (or not finite), or perhaps underflowed
     if np.any(risky):
         S = X[risky]
         top = np.max(np.abs(S), axis=1)
         scale = np.where(top > 0, top, 1.0)
         U = S / scale[:, None]
-        norms[risky] = scale * np.sqrt(np.einsum("ij,ij->i", U, U))
+        with np.errstate(over="ignore"):
+            norms[risky] = scale * np.sqrt(np.einsum("ij,ij->i", U, U))
     return norms
 
 

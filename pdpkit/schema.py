@@ -53,7 +53,8 @@ or ``TypeError`` naming the field (``columns[2].low``).
 :func:`draft_schema_nonprivate` drafts a schema *from the data* for a person to review: its
 bounds and domains are read from the records and are **not private**. The draft carries
 ``nonprivate_draft=True`` (and a ``"note"`` in its JSON) until a person has replaced them
-with public knowledge and removed the mark; the command line refuses to fit with a draft.
+with public knowledge and removed both marks (read from JSON, a note that still says
+"NON-PRIVATE DRAFT" keeps the schema a draft); the command line refuses to fit with a draft.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ DRAFT_NOTE = ("NON-PRIVATE DRAFT: the bounds, domains and label classes below we
               "records (a bound is a record's value). Replace each one by public knowledge (a range "
               "or list of values anyone may know without the data), then delete this note and the "
               "field nonprivate_draft.")
+
+#: The words that make a note a draft mark (in any case): :data:`DRAFT_NOTE` begins with them.
+_DRAFT_MARK = "NON-PRIVATE DRAFT"
 
 _ROLES = ("feature", "label", "ignore")
 _KINDS = ("numeric", "categorical")
@@ -130,6 +134,11 @@ def _find_rows(label: bool) -> str:
     """The end of a refusal: where the curator finds the rows (a non-private diagnostic)."""
     call = "X, y, schema=schema" if label else "X, schema=schema"
     return f"{_FIND_ROWS_PREFIX}{call}), a non-private diagnostic for the curator (never publish its output)"
+
+
+def _is_draft_note(note: Any) -> bool:
+    """Whether a schema's note still says it is a non-private draft ("NON-PRIVATE DRAFT", in any case)."""
+    return isinstance(note, str) and _DRAFT_MARK in note.upper()
 
 
 def _refusal_rank(exc: Exception) -> int | None:
@@ -355,6 +364,8 @@ class Schema:
         if not isinstance(self.nonprivate_draft, (bool, np.bool_)):
             raise TypeError(f"nonprivate_draft must be True or False; got {self.nonprivate_draft!r}")
         object.__setattr__(self, "nonprivate_draft", bool(self.nonprivate_draft))
+        if not self.nonprivate_draft and _is_draft_note(self.note):  # reviewed in Python: the draft's note goes too
+            object.__setattr__(self, "note", None)
         enc = self.encoded_names
         if len(set(enc)) != len(enc):
             dup = next(n for n in enc if enc.count(n) > 1)
@@ -651,6 +662,10 @@ class Schema:
     def from_dict(cls, data: Any) -> Schema:
         """Inverse of :meth:`to_dict`, strict: an error names the offending field and its path.
 
+        A schema is a draft (``nonprivate_draft=True``) while **either** draft mark is present:
+        the field ``nonprivate_draft: true``, or a ``note`` that still says "NON-PRIVATE DRAFT"
+        — deleting the field alone does not make a draft reviewed.
+
         Parameters
         ----------
         data : dict
@@ -674,6 +689,7 @@ class Schema:
         draft = data.get("nonprivate_draft", False)
         if not isinstance(draft, bool):
             raise TypeError(f"schema.nonprivate_draft must be true or false; got {draft!r}")
+        draft = draft or _is_draft_note(note)
         try:
             return cls(columns, handle_unknown=data.get("handle_unknown", "error"),
                        handle_missing=data.get("handle_missing", "error"), note=note, nonprivate_draft=draft)
@@ -693,17 +709,20 @@ class Schema:
 
     @classmethod
     def from_json(cls, text: str) -> Schema:
-        """A schema from its JSON text, strict (:meth:`from_dict`); ``NaN``/``Infinity`` refused.
+        """A schema from its JSON text, strict (:meth:`from_dict`).
+
+        Hostile text is a ``ValueError`` naming the field (``pdpkit._json.loads_strict``): a
+        key given twice, an integer of more than 19 digits, a number beyond a float's range,
+        ``NaN``/``Infinity``, nesting deeper than 64.
 
         Parameters
         ----------
-        text : str
+        text : str or bytes
             The JSON text.
         """
-        def refuse(name: str) -> Any:
-            raise ValueError(f"schema JSON may not contain {name}")
+        from ._json import loads_strict
 
-        return cls.from_dict(json.loads(text, parse_constant=refuse))
+        return cls.from_dict(loads_strict(text, "the schema"))
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Schema:

@@ -157,7 +157,7 @@ def test_a_logistic_fit_without_classes_is_refused_before_reading_the_rows(tmp_p
 
 
 def test_the_classes_go_to_the_estimator_and_labels_are_compared_as_text(tmp_path, capsys, monkeypatch):
-    rows = [[repr(0.1 * (i % 5)), "1" if i % 2 else "1.0"] for i in range(20)]
+    rows = [[repr(0.1 * (i % 5)), "yes" if i % 2 else "1.0"] for i in range(20)]
     path = tmp_path / "t.csv"
     _write(path, ["a", "label"], rows)
     seen = {}
@@ -169,13 +169,24 @@ def test_the_classes_go_to_the_estimator_and_labels_are_compared_as_text(tmp_pat
         raise KeyboardInterrupt  # stop before the fit: only the estimator's parameters are looked at
 
     monkeypatch.setattr(cli, "_estimator_for", spy)
-    assert cli.main(["fit", str(path), "--label", "label", "--classes", "1.0,1", "--epsilon", "1", "--delta", "1e-5",
+    assert cli.main(["fit", str(path), "--label", "label", "--classes", "1.0,yes", "--epsilon", "1", "--delta", "1e-5",
                      "--out", str(tmp_path / "r.json")]) == 130
-    assert seen["classes"] == ["1.0", "1"]
+    assert seen["classes"] == ["1.0", "yes"]
     capsys.readouterr()
-    assert cli.main(["fit", str(path), "--label", "label", "--classes", "1,2", "--epsilon", "1", "--delta", "1e-5",
+    assert cli.main(["fit", str(path), "--label", "label", "--classes", "1,yes", "--epsilon", "1", "--delta", "1e-5",
                      "--out", str(tmp_path / "r.json")]) == 2  # '1.0' is not the class '1'
-    assert "a label is not one of the classes (--classes 1,2" in capsys.readouterr().err
+    assert "a label is not one of the classes (--classes 1,yes" in capsys.readouterr().err
+
+
+def test_classes_equal_as_numbers_are_refused(tmp_path, capsys):
+    """'1' and '1.0' would be two classes (cells are compared as text): an easy confusion, refused up front."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["fit", "d.csv", "--label", "label", "--classes", "1.0,1", "--epsilon", "1", "--delta", "1e-5",
+                  "--out", str(tmp_path / "r.json")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "'1.0' and '1' are the same number" in err and "compared with the classes as text" in err
+    assert "Traceback" not in err
 
 
 def test_without_seed_the_final_line_says_nothing_of_a_seed(tmp_path, data_csv, capsys):

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from pdpkit import cli
+from pdpkit._validation import row_norms
 from pdpkit.objpert import Release
 from pdpkit.release import RELEASE_FORMAT
 
@@ -374,3 +375,209 @@ def test_python_dash_m_still_writes_a_complete_release(tmp_path, data):
     assert json.loads((tmp_path / "r.json").read_text())["format"] == RELEASE_FORMAT
     with open(data) as fh:
         assert next(csv.reader(fh)) == ["a", "b", "c", "label"]
+
+
+# ----------------------------------------------------------------------------- hostile JSON
+def _hostile(text: str, kind: str) -> str:
+    """A JSON text with, at its first number, a 400-digit or 5,000-digit integer, or nested 100,000 deep."""
+    if kind == "deep":
+        return '{"format": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    digits = {"int400": 400, "int5000": 5000}[kind]
+    big = "9" * digits
+    return text.replace('"lam": ', f'"lam": {big}, "_": ', 1).replace('"low": ', f'"low": {big}, "_": ', 1)
+
+
+@pytest.mark.parametrize("kind, needle", [("int400", "an integer of 400 digits"),
+                                          ("int5000", "an integer of 5000 digits"), ("deep", "nest 100001 deep")])
+def test_hostile_json_in_a_release_or_a_schema_is_one_line_naming_the_field(tmp_path, data, release, capsys, kind,
+                                                                           needle):
+    from pdpkit.schema import Column, Schema
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(_hostile(release.read_text(), kind))
+    where = "" if kind == "deep" else "lam: "
+    for argv in (["verify", str(bad)], ["predict", str(bad), str(data), "--out", str(tmp_path / "p.csv")],
+                 ["report", str(bad), str(data), "--label", "label", "--out", str(tmp_path / "p.csv")]):
+        assert cli.main(argv) == 2
+        _one_line_error(capsys, f"{bad}: refused: the release: {where}", needle)
+    schema = Schema([Column("a", low=-1, high=1), Column("b", low=-1, high=1), Column("c", low=-1, high=1),
+                     Column("label", role="label", kind="categorical", categories=("no", "yes"))])
+    bad.write_text(_hostile(schema.to_json(), kind))
+    where = "" if kind == "deep" else "columns[0].low: "
+    for argv in (["fit", str(data), "--schema", str(bad), *FIT[4:], "--out", str(tmp_path / "r.json")],
+                 ["check", str(data), "--schema", str(bad)],
+                 ["predict", str(release), str(data), "--schema", str(bad), "--out", str(tmp_path / "p.csv")]):
+        assert cli.main(argv) == 2
+        _one_line_error(capsys, f"--schema {bad}: refused: the schema: {where}", needle)
+    assert not (tmp_path / "p.csv").exists() and not (tmp_path / "r.json").exists()
+
+
+# ----------------------------------------------------------------------------- the fuzzer's findings
+def test_a_header_without_rows_says_no_data_rows(tmp_path, capsys):
+    path = tmp_path / "h.csv"
+    path.write_text("a,b,c,label\n")
+    assert cli.main(["fit", str(path), *FIT, "--out", str(tmp_path / "r.json")]) == 2
+    err = _one_line_error(capsys, f"{path}: no data rows")
+    assert "found 0" not in err
+
+
+@pytest.mark.parametrize("header, position", [("a,,c,label", 2), ("a,b,  ,label", 3), (" ,b,c,label", 1)])
+def test_a_blank_column_name_is_refused_naming_its_position(tmp_path, capsys, header, position):
+    path = _write_csv(tmp_path / "d.csv", header=header.split(","))
+    assert cli.main(["fit", str(path), *FIT, "--out", str(tmp_path / "r.json")]) == 2
+    _one_line_error(capsys, f"column {position} of the header has no name")
+
+
+def test_contradicting_or_orphan_options_are_refused(tmp_path, data, capsys):
+    out = str(tmp_path / "r.json")
+    cases = [
+        (["schema", str(data), "--label", "label", "--ignore", "a,label", "--out", out], ["--ignore", "is the label"]),
+        (["fit", str(data), *FIT, "--report-epsilon", "0.5", "--out", out], ["--report-epsilon", "without --report"]),
+        (["fit", str(data), *FIT, "--report-delta", "1e-6", "--out", out], ["--report-delta", "without --report"]),
+        (["fit", str(data), *FIT, "--rho", "0.1", "--out", out], ["--rho", "without --report"]),
+        (["fit", str(data), *FIT, "--report", "data-independent", "--report-epsilon", "1", "--out", out],
+         ["--report-epsilon", "releases no statistics"]),
+        (["fit", str(data), *FIT, "--report", "adaptive", "--out", out], ["--report-epsilon and --report-delta"]),
+    ]
+    for argv, needles in cases:
+        assert cli.main(argv) == 2, argv
+        err = _one_line_error(capsys, *needles)
+        assert "report_epsilon" not in err
+    assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--features", "a,a"], "argument --features: column 'a' is named twice"),
+    (["--drop", "b, b"], "argument --drop: column 'b' is named twice"),
+    (["--seed", "-1"], "argument --seed: must be a non-negative integer"),
+])
+def test_option_values_are_checked_in_the_command_lines_words(tmp_path, data, capsys, argv, needle):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["fit", str(data), *FIT[:-2], *argv, "--out", str(tmp_path / "r.json")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and "random_state" not in err and "Traceback" not in err
+
+
+def test_library_messages_speak_of_options_and_plain_values():
+    assert cli._as_options("random_state must be a non-negative integer seed") == "--seed must be a non-negative " \
+        "integer seed"
+    said = cli._as_options("report='data-dependent' releases noisy statistics: give report_epsilon and report_delta; "
+                           "or use method='adaptive'")
+    assert said == ("--report data-dependent releases noisy statistics: give --report-epsilon and --report-delta; "
+                    "or use --report adaptive")
+    assert cli._as_options("epsilon must be at most 500") == "--epsilon must be at most 500"
+    assert cli._plain("a label not in [np.str_('maybe'), np.float64(1.5)]") == "a label not in ['maybe', 1.5]"
+
+
+def test_a_library_refusal_says_the_option(tmp_path, data, capsys, monkeypatch):
+    from pdpkit import estimators
+
+    def refuse(self, X, y):
+        raise ValueError("report='data-dependent' needs a larger lam: use method='adaptive' (label "
+                         f"{np.str_('maybe')!r})")
+
+    monkeypatch.setattr(estimators.ObjPertClassifier, "fit", refuse)
+    assert cli.main(["fit", str(data), *FIT, "--out", str(tmp_path / "r.json")]) == 2
+    err = _one_line_error(capsys, "--report data-dependent", "use --report adaptive", "(label 'maybe')")
+    assert "np.str_" not in err and "method=" not in err
+
+
+def test_a_read_only_output_is_refused_and_kept(tmp_path, data, capsys, no_work):
+    out = tmp_path / "r.json"
+    out.write_text("old\n")
+    out.chmod(0o444)
+    assert cli.main(["fit", str(data), *FIT, "--out", str(out)]) == 2
+    _one_line_error(capsys, "--out", "read-only", "chmod u+w")
+    assert out.read_text() == "old\n" and stat.S_IMODE(out.stat().st_mode) == 0o444
+    assert _leftovers(tmp_path) == []
+
+
+def test_an_over_long_output_name_is_refused_before_the_work(tmp_path, data, capsys, no_work):
+    out = tmp_path / ("r" * 300 + ".json")
+    assert cli.main(["fit", str(data), *FIT, "--out", str(out)]) == 2
+    _one_line_error(capsys, "--out", "bytes long", "give a shorter name")
+    assert _leftovers(tmp_path) == []
+
+
+def test_stale_temporary_files_of_dead_processes_are_removed(tmp_path, data):
+    old = time.time() - 2 * 3600
+    dead = tmp_path / ".pdpkit-999999999-abcdefgh.tmp"  # (no such process: pids stop far below)
+    alive = tmp_path / f".pdpkit-{os.getppid()}-abcdefgh.tmp"  # a live process's file is never removed
+    young = tmp_path / ".pdpkit-999999998-abcdefgh.tmp"  # a dead process's, but recent (another host's?)
+    other = tmp_path / ".pdpkit-notes.txt"
+    for p in (dead, alive, young, other):
+        p.write_text("")
+    for p in (dead, alive, other):
+        os.utime(p, (old, old))
+    assert cli.main(["fit", str(data), *FIT, "--out", str(tmp_path / "r.json")]) == 0
+    assert _leftovers(tmp_path) == sorted(p.name for p in (alive, young, other))
+
+
+def test_a_temporary_file_names_its_process(tmp_path, data):
+    tmp, fd = cli._reserve(str(tmp_path / "x.json"), "--out")
+    try:
+        assert os.path.basename(tmp).startswith(f".pdpkit-{os.getpid()}-")
+    finally:
+        cli._discard(os.path.abspath(str(tmp_path / "x.json")))
+
+
+def test_a_huge_entry_is_clipped_onto_the_ball_not_to_zero(tmp_path, capsys):
+    rows = _rows()
+    rows[5][0] = "1e160"
+    path = _write_csv(tmp_path / "huge.csv", rows=rows)
+    rel = tmp_path / "r.json"
+    assert cli.main(["fit", str(path), *FIT, "--out", str(rel)]) == 2  # under raise: refused
+    _one_line_error(capsys, "exceeds --norm-bound 1")
+    assert cli.main(["fit", str(path), *FIT, "--row-norm", "clip", "--out", str(rel)]) == 0
+    clipped = [r[:] for r in rows]
+    b, c = float(rows[5][1]) / 1e160, float(rows[5][2]) / 1e160
+    n = float(np.sqrt(1.0 + b * b + c * c))
+    clipped[5][:3] = [repr(1.0 / n), repr(b / n), repr(c / n)]  # the row on the sphere
+    same = _write_csv(tmp_path / "same.csv", rows=clipped)
+    rel2 = tmp_path / "r2.json"
+    assert cli.main(["fit", str(same), *FIT, "--row-norm", "clip", "--out", str(rel2)]) == 0
+    np.testing.assert_allclose(Release.from_json(rel.read_text()).theta, Release.from_json(rel2.read_text()).theta,
+                               rtol=1e-9)
+    np.testing.assert_allclose(row_norms(np.array([[1e160, 1e160], [1e-170, 0.0], [3.0, 4.0]])),
+                               [np.sqrt(2) * 1e160, 1e-170, 5.0])
+
+
+def test_predict_refuses_rows_beyond_the_bound_naming_the_file(tmp_path, release, capsys):
+    for value in ("40", "1e160"):
+        rows = _rows()
+        rows[3][1] = value
+        path = _write_csv(tmp_path / "far.csv", rows=rows)
+        assert cli.main(["predict", str(release), str(path), "--out", str(tmp_path / "p.csv")]) == 2
+        err = _one_line_error(capsys, f"{path}: a row's Euclidean norm exceeds the release's norm bound 1")
+        assert "row(s)" not in err and "row 4" not in err
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_a_pipe_is_read_once(tmp_path, data):
+    """A FIFO (``<(zcat x.csv.gz)``) cannot be read twice: its bytes are read once, then parsed like a file."""
+    import threading
+
+    fifo = tmp_path / "in.csv"
+    os.mkfifo(fifo)
+    payload = gzip.compress(data.read_bytes())
+    writer = threading.Thread(target=lambda: fifo.write_bytes(payload))
+    writer.start()
+    try:
+        assert cli.main(["fit", str(fifo), *FIT, "--out", str(tmp_path / "r.json")]) == 0
+    finally:
+        writer.join(timeout=30)
+    assert cli.main(["fit", str(data), *FIT, "--out", str(tmp_path / "s.json")]) == 0
+    assert Release.from_json((tmp_path / "r.json").read_text()).theta.tolist() == \
+        Release.from_json((tmp_path / "s.json").read_text()).theta.tolist()
+
+
+def test_the_librarys_own_row_refusal_names_the_file_and_no_count(tmp_path, release, capsys, monkeypatch):
+    """Were the command's own check skipped, the release's refusal (which counts rows) still reaches no user."""
+    rows = _rows()
+    rows[3][1] = "40"
+    path = _write_csv(tmp_path / "far.csv", rows=rows)
+    monkeypatch.setattr(cli, "_check_rows", lambda *args, **kwargs: None)
+    assert cli.main(["predict", str(release), str(path), "--out", str(tmp_path / "p.csv")]) == 2
+    err = _one_line_error(capsys, f"{path}: a row's Euclidean norm exceeds the release's norm bound")
+    assert "row(s)" not in err and "norm_bound" not in err and not (tmp_path / "p.csv").exists()

@@ -166,7 +166,7 @@ def test_fit_with_a_schema_is_the_estimator_on_the_schema_encoding(tmp_path, peo
     other = tmp_path / "other.json"
     schema.select(drop=["score"]).write(other)
     assert cli.main(["predict", str(rel), str(path), "--schema", str(other), "--out", str(tmp_path / "p3.csv")]) == 2
-    assert "are not the release's" in _err(capsys)
+    assert "differs from the schema" in _err(capsys)
 
 
 def test_report_with_a_schema(tmp_path, people, schema, schema_file):
@@ -477,3 +477,54 @@ def test_label_text_is_kept_exactly(tmp_path):
     rel = tmp_path / "r.json"
     assert cli.main(["fit", str(path), "--label", "label", "--classes", "01,10", *FIT, "--out", str(rel)]) == 0
     assert Release.from_json(rel.read_text()).classes == ("01", "10")
+
+
+# ------------------------------------------------------------------ draft marks, a --schema beside the release's own
+def test_a_draft_is_reviewed_only_when_both_marks_are_gone(tmp_path, people, capsys):
+    path, _ = people
+    draft = tmp_path / "draft.json"
+    assert cli.main(["schema", str(path), "--label", "label", "--out", str(draft)]) == 0
+    capsys.readouterr()
+    data = json.loads(draft.read_text())
+    rel = tmp_path / "rel.json"
+    del data["nonprivate_draft"]  # the mark deleted, the note kept: still a draft
+    draft.write_text(json.dumps(data))
+    assert Schema.from_dict(data).nonprivate_draft
+    assert cli.main(["fit", str(path), "--schema", str(draft), *FIT, "--out", str(rel)]) == 2
+    assert "non-private draft" in _err(capsys) and not rel.exists()
+    data["note"] = "reviewed: bounds from the census codebook"  # both marks gone
+    draft.write_text(json.dumps(data))
+    assert cli.main(["fit", str(path), "--schema", str(draft), *FIT, "--out", str(rel)]) == 0
+
+
+def test_a_schema_that_differs_from_the_releases_own_is_refused(tmp_path, people, schema, schema_file, capsys):
+    path, _ = people
+    rel = tmp_path / "rel.json"
+    assert cli.main(["fit", str(path), "--schema", str(schema_file), *FIT, "--report", "data-independent",
+                     "--out", str(rel)]) == 0
+    capsys.readouterr()
+    cols = [Column("age", low=0, high=100) if c.name == "age" else c for c in schema.columns]  # same names
+    other = tmp_path / "other.json"
+    Schema(cols).write(other)
+    for command, extra in (("predict", [str(path)]), ("report", [str(path), "--label", "label"]), ("page", [])):
+        out = tmp_path / f"{command}.out"
+        assert cli.main([command, str(rel), *extra, "--schema", str(other), "--out", str(out)]) == 2
+        err = _err(capsys)
+        assert "differs from the schema" in err and "columns[1].high" in err and not out.exists()
+        assert cli.main([command, str(rel), *extra, "--schema", str(schema_file), "--out", str(out)]) == 0  # identical
+        capsys.readouterr()
+
+
+@pytest.mark.parametrize("block, parse", [(7, 64), (64, 1000)])
+def test_the_block_reader_agrees_whatever_the_block_boundaries(tmp_path, monkeypatch, block, parse):
+    """The scan and the parse read a block at a time: a line, a \\r\\n or a BOM cut between blocks changes nothing."""
+    monkeypatch.setattr(cli, "_SCAN_BLOCK", block)
+    monkeypatch.setattr(cli, "_PARSE_BYTES", parse)
+    for seed in range(4):
+        (tmp_path / str(seed)).mkdir()
+        test_the_pandas_reader_agrees_with_the_csv_module_on_awkward_files(tmp_path / str(seed), seed)
+    path = tmp_path / "cr.csv"
+    path.write_bytes(b"\xef\xbb\xbfa,b,label\r0.1,0.2,x\r\r0.3, 0.4 ,y\r")  # old Mac line breaks, a blank line
+    X, y, names = cli.read_csv(str(path), label="label")
+    assert names == ["a", "b"] and X.tolist() == [[0.1, 0.2], [0.3, 0.4]] and list(y) == ["x", "y"]
+    assert cli._read_table(str(path))[1].tolist() == [2, 4]

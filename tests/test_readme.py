@@ -52,3 +52,35 @@ def test_workflow_example_runs_within_its_budget():
     text = out.getvalue()
     eps = float(re.match(r"\(([0-9.]+),", text).group(1))
     assert eps <= 3.0 and "pld+rdp" in text
+
+
+def _shell_commands() -> list[str]:
+    """Every ``pdpkit ...`` command of the README's bash blocks, continuation lines joined, comments dropped."""
+    out = []
+    for block in re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith("pdpkit "):
+                out.append(line)
+    return out
+
+
+def test_every_shell_command_of_the_readme_parses():
+    import shlex
+
+    from pdpkit.cli import build_parser
+
+    commands = _shell_commands()
+    assert len(commands) >= 6
+    for command in commands:
+        try:
+            build_parser().parse_args(shlex.split(command)[1:])
+        except SystemExit as exc:  # argparse's exit on a bad option
+            raise AssertionError(f"the README's command does not parse: {command}") from exc
+    # the test of the tester: a misspelt option is caught
+    try:
+        build_parser().parse_args(["fit", "x.csv", "--epsilonn", "1"])
+    except SystemExit:
+        pass
+    else:
+        raise AssertionError("a misspelt option parsed")

@@ -251,7 +251,7 @@ def test_json_is_strict_and_names_the_field(schema, edit, error, message):
 
 def test_json_refuses_nan_and_infinity(schema):
     text = schema.to_json().replace('"high": 70.0', '"high": Infinity')
-    with pytest.raises(ValueError, match="may not contain Infinity"):
+    with pytest.raises(ValueError, match=r"the schema: columns\[\d\]\.high: Infinity is not a number JSON allows"):
         Schema.from_json(text)
 
 
@@ -308,3 +308,19 @@ def test_draft_label_kind_and_ignore():
         assert draft_schema_nonprivate(frame, label="z", label_kind="categorical").label_classes == ("1", "2", "3", "4")
         with pytest.raises(ValueError, match="no column 'nope'"):
             draft_schema_nonprivate(frame, label="nope")
+
+
+def test_a_draft_note_is_a_draft_mark(schema):
+    data = schema.to_dict()
+    assert not Schema.from_dict(data).nonprivate_draft
+    data["note"] = DRAFT_NOTE  # the field nonprivate_draft deleted, the note kept
+    assert Schema.from_dict(data).nonprivate_draft
+    data["note"] = "non-private draft, still to check"
+    assert Schema.from_dict(data).nonprivate_draft
+    data["note"] = "bounds from the codebook"
+    assert not Schema.from_dict(data).nonprivate_draft
+    # reviewed in Python (the flag set False): the draft's note goes with it, and the JSON reads back reviewed
+    from dataclasses import replace
+
+    reviewed = replace(Schema(schema.columns, note=DRAFT_NOTE, nonprivate_draft=True), nonprivate_draft=False)
+    assert reviewed.note is None and not Schema.from_json(reviewed.to_json()).nonprivate_draft

@@ -1979,9 +1979,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from .release import SEEDED_NOTE
-
-    from .release import SeededReleaseWarning
+    from .release import SEEDED_NOTE, SeededReleaseWarning
 
     public_key = _public_key(args)
     with warnings.catch_warnings():

@@ -79,11 +79,23 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
     return dict(pairs)
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
 def json_path(path: tuple[Any, ...], root: str = "") -> str:
-    """``("report", "rho")`` → ``report.rho``; ``("theta", 3)`` → ``theta[3]``."""
+    """``("report", "rho")`` → ``report.rho``; ``("theta", 3)`` → ``theta[3]``; any other key as a JSON string.
+
+    A key that is not a plain name is written ``["…"]`` with JSON's escapes (ASCII only), so that
+    no key from a file can put a control character (a terminal's escape sequence) into a message.
+    """
     out = root
     for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif _NAME.match(p):
+            out += f".{p}" if out else p
+        else:
+            out += f"[{json.dumps(p)}]"
     return out or "the top level"
 
 
@@ -139,8 +151,8 @@ def _refuse_marks(data: Any, what: str) -> None:
         if isinstance(value, _Bad):
             raise ValueError(f"{what}: {json_path(path)}: {value.why}")
         if isinstance(value, _Duplicates):
-            raise ValueError(f"{what}: {json_path(path)}: the key {value.key!r} appears twice (a file must say "
-                             "each thing once)")
+            raise ValueError(f"{what}: {json_path(path)}: the key {json.dumps(value.key)} appears twice (a file "
+                             "must say each thing once)")
         if isinstance(value, dict):
             stack.extend((v, (*path, k)) for k, v in value.items())
         elif isinstance(value, list):

@@ -1846,7 +1846,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args))
     except _RowError as exc:  # the kind of problem only; then the non-private command that names the rows
         hint = _find_rows(getattr(args, "check_argv", None) or [exc.path], getattr(args, "check_before", ""))
-        print(f"pdpkit {args.command}: error: {exc.path}: {exc.text}; {hint}", file=sys.stderr)
+        print(_plain(f"pdpkit {args.command}: error: {exc.path}: {exc.text}; {hint}"), file=sys.stderr)
         return 2
     except CLIError as exc:
         print(f"pdpkit {args.command}: error: {_plain(str(exc))}", file=sys.stderr)
@@ -1890,8 +1890,14 @@ _API_OPTIONS = (
 
 
 def _plain(message: str) -> str:
-    """A message with numpy's scalar reprs replaced by the values they hold (``'maybe'``, not ``np.str_('maybe')``)."""
-    return _NUMPY_REPR.sub(r"\1", message)
+    """A message with numpy's scalar reprs replaced by the values they hold (``'maybe'``, not ``np.str_('maybe')``),
+    and every control character (from a file's names or keys) shown as an escape: a message cannot move the
+    terminal's cursor, erase a line or start another."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _NUMPY_REPR.sub(r"\1", message))
+
+
+#: Control characters (C0, DEL, C1): shown as ``\xNN`` in a message, never sent to the terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _as_options(message: str) -> str:

@@ -637,7 +637,7 @@ class Release:
 
         For a release read from a file, the canonical bytes of what the file says; for one
         made in this session, of :meth:`to_dict`. Sorted keys, no spaces, ASCII
-        (:func:`pdpkit._json.canonical_json`): the same however the file was indented.
+        (``pdpkit._json.canonical_json``): the same however the file was indented.
         """
         if self._payload is not None:
             return self._payload
@@ -797,11 +797,12 @@ class Release:
         fmt = data.get("format")
         signature = data.get("signature") if fmt == RELEASE_FORMAT else None
         payload = None
-        if fmt == RELEASE_FORMAT and (public_key is not None or (verify and signature is not None)):
+        if fmt == RELEASE_FORMAT:  # the bytes the file says, kept: a later verify(public_key) checks them
             try:
                 payload = canonical_json({k: v for k, v in data.items() if k != "signature"})
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"release: not JSON values ({exc})") from None
+        if payload is not None and (public_key is not None or (verify and signature is not None)):
             _signing.verify_payload(signature, payload, context=_signing.RELEASE_CONTEXT, public_key=public_key)
         elif public_key is not None:
             _signing.verify_payload(None, b"", context=_signing.RELEASE_CONTEXT, public_key=public_key)
@@ -880,7 +881,7 @@ class Release:
     def from_json(cls, text: str | bytes, *, verify: bool = True, public_key: Any = None) -> Release:
         """Inverse of :meth:`to_json` (strict and verified, as :meth:`from_dict`).
 
-        Hostile text is a ``ValueError`` naming the field (:func:`pdpkit._json.loads_strict`):
+        Hostile text is a ``ValueError`` naming the field (``pdpkit._json.loads_strict``):
         a key given twice, an integer of more than 19 digits, a number beyond a float's range,
         ``NaN``, nesting deeper than 64.
 

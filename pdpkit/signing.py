@@ -9,7 +9,7 @@ pdpkit signs — a release (:meth:`pdpkit.release.Release.sign`), a privacy page
      "fingerprint": "<SHA-256 of those 32 bytes, 64 hex digits>", "value": "<64 bytes, base64>"}
 
 over ``context + payload``: the payload is the file's canonical JSON without the block
-(:func:`pdpkit._json.canonical_json`), and the context (:data:`RELEASE_CONTEXT`,
+(``pdpkit._json.canonical_json``), and the context (:data:`RELEASE_CONTEXT`,
 :data:`PAGE_CONTEXT`) keeps a signature made for one kind of file from being accepted for
 another. Ed25519 (RFC 8032) comes from the ``cryptography`` package: nothing here is
 hand-written cryptography.
@@ -72,6 +72,9 @@ def generate_private_key() -> Any:
 def write_keypair(path: str | os.PathLike[str], *, overwrite: bool = False) -> str:
     """Write a new private key to ``path`` (PEM, PKCS #8, mode 0600) and its public key to ``path.pub``.
 
+    Each file is created anew (never written through a symbolic link or into another name of a
+    hard link): with ``overwrite``, an existing name is removed first.
+
     Parameters
     ----------
     path : str or path-like
@@ -88,23 +91,27 @@ def write_keypair(path: str | os.PathLike[str], *, overwrite: bool = False) -> s
 
     path = Path(path)
     pub_path = Path(f"{path}.pub")
-    if not overwrite:
-        for p in (path, pub_path):
-            if p.exists():
+    for p in (path, pub_path):
+        if os.path.lexists(p):  # a dangling symbolic link too
+            if not overwrite:
                 raise FileExistsError(f"{p} exists: a key is not replaced unless asked (overwrite=True, or --force)")
+            if p.is_dir() and not p.is_symlink():
+                raise IsADirectoryError(f"{p} is a directory")
     key = generate_private_key()
     private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
     public = key.public_key().public_bytes(serialization.Encoding.PEM,
                                            serialization.PublicFormat.SubjectPublicKeyInfo)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (0 if overwrite else os.O_EXCL)
-    fd = os.open(path, flags, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # an existing file keeps its mode under O_TRUNC: set it
-        os.write(fd, private)
-    finally:
-        os.close(fd)
-    pub_path.write_bytes(public)
+    for p, data, mode in ((path, private, 0o600), (pub_path, public, 0o644)):
+        if overwrite and os.path.lexists(p):
+            os.unlink(p)  # the name only: a symbolic link's target or a hard link's other names are never written
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+        try:
+            if mode == 0o600:
+                os.fchmod(fd, mode)  # the private key is 0600 whatever the umask; the public key follows it
+            os.write(fd, data)
+        finally:
+            os.close(fd)
     return key_fingerprint(key.public_key())
 
 

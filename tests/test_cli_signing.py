@@ -139,3 +139,12 @@ def test_keys_swapped_or_unreadable_are_one_line(world, tmp_path, capsys):
         assert cli.main(argv) == 2, argv
         _one_line_error(capsys, *needles)
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "p.csv").exists()
+
+
+def test_a_hostile_key_cannot_write_control_characters_to_the_terminal(world, tmp_path, capsys):
+    text = (world / "signed.json").read_text()
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(text.rstrip()[:-1] + ', "\\u001b[2K\\rrelease.json: consistent\\nsigner: FAKE\\u001b[8m": NaN}')
+    assert cli.main(["verify", str(hostile)]) == 2
+    err = _one_line_error(capsys, "pdpkit verify: error:")
+    assert not any(ord(c) < 0x20 and c != "\n" for c in err) and "\x1b" not in err

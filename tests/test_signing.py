@@ -274,7 +274,7 @@ def test_consistency_without_a_key(releases):
 
 # ------------------------------------------------------------------ strict JSON
 @pytest.mark.parametrize(("text", "match"), [
-    ('{"a": {"b": 1, "b": 2}}', r"a: the key 'b' appears twice"),
+    ('{"a": {"b": 1, "b": 2}}', r'a: the key "b" appears twice'),
     ('{"theta": [1, ' + "9" * 400 + "]}", r"theta\[1\]: an integer of 400 digits"),
     ('{"n": ' + "1" * 5000 + "}", r"n: an integer of 5000 digits"),
     ('{"x": [1e400]}', r"x\[0\]: the number 1e400 is beyond the range"),
@@ -304,7 +304,47 @@ def test_hostile_release_text_is_a_value_error_naming_the_field(releases):
     huge = json.dumps(dict(data, lam=10**400))
     twice = json.dumps(data)[:-1] + ', "seeded": true}'
     deep = json.dumps(data)[:-1] + ', "deep": ' + "[" * 5000 + "]" * 5000 + "}"
-    for text, match in [(huge, "lam: an integer of 401 digits"), (twice, "the key 'seeded' appears twice"),
+    for text, match in [(huge, "lam: an integer of 401 digits"), (twice, 'the key "seeded" appears twice'),
                         (deep, "nest 5001 deep")]:
         with pytest.raises(ValueError, match=match):
             Release.from_json(text)
+
+
+def test_keys_are_never_written_through_a_link(tmp_path):
+    victim, other = tmp_path / "victim.txt", tmp_path / "other.txt"
+    victim.write_text("keep me")
+    other.write_text("keep me too")
+    key = tmp_path / "k"
+    os.symlink(victim, key)
+    os.link(other, tmp_path / "k.pub")  # a hard link: another name of other.txt
+    with pytest.raises(FileExistsError):
+        signing.write_keypair(key)
+    signing.write_keypair(key, overwrite=True)
+    assert victim.read_text() == "keep me" and other.read_text() == "keep me too"
+    assert not key.is_symlink() and stat.S_IMODE(os.stat(key).st_mode) == 0o600
+    signing.load_private_key(key)
+    dangling = tmp_path / "d"
+    os.symlink(tmp_path / "nowhere", f"{dangling}.pub")
+    with pytest.raises(FileExistsError):
+        signing.write_keypair(dangling)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_release_read_without_checks_is_verified_later_on_the_bytes_of_its_file(releases):
+    signed = releases["binary"].sign(releases["key"])
+    data = json.loads(signed.to_json())
+    assert isinstance(data["norm_bound"], float)
+    data["norm_bound"] = int(data["norm_bound"])  # the same number, not the bytes that were signed
+    loaded = Release.from_dict(data, verify=False)
+    with pytest.raises(signing.SignatureError, match="does not match"):
+        loaded.verify(public_key=releases["pub"])
+    assert loaded.fingerprint != signed.fingerprint
+    assert Release.from_dict(json.loads(signed.to_json()), verify=False).verify(public_key=releases["pub"])
+
+
+def test_a_key_cannot_put_control_characters_into_a_message():
+    hostile = '{"\\u001b[2K\\rok": NaN}'
+    with pytest.raises(ValueError) as err:
+        loads_strict(hostile, "the release")
+    assert "\x1b" not in str(err.value) and "\r" not in str(err.value)
+    assert '["\\u001b[2K\\rok"]' in str(err.value)

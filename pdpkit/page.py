@@ -21,52 +21,67 @@ its signature block or ``null``, and its fingerprint (:attr:`pdpkit.release.Rele
 :func:`release_fingerprint`). Arrays are little-endian float64 in canonical base64, bit for bit.
 
 All of it is one ASCII text, the page's **embedded bytes**: the canonical JSON of
-:func:`page_data` (:func:`pdpkit._json.canonical_json`) with ``<``, ``>`` and ``&`` written
+:func:`page_data` (``pdpkit._json.canonical_json``) with ``<``, ``>`` and ``&`` written
 ``\u003c``, ``\u003e``, ``\u0026``. It holds no ``<``, so no name from the data (a feature,
 category or class name, the title) can end the data element or switch the HTML parser into
 another mode, whatever it contains (``<!--``, ``</script>``, quotes, any Unicode); visible
-names go through :func:`html.escape`. It sits in a data element that is never executed,
+names go through ``html.escape``. It sits in a data element that is never executed,
 ``<script type="application/json" id="pdp-data">``; the page's signature block (or ``null``)
 in ``id="pdp-signature"``.
 
 **Signing.** With ``private_key``, the embedded bytes are signed
-(:func:`pdpkit.signing.sign_payload` over :data:`pdpkit.signing.PAGE_CONTEXT` + the bytes); a
-release that is itself signed must be signed by the same key. With ``public_key``, the release
-must verify with the publisher's key (:meth:`pdpkit.release.Release.verify`).
+(:func:`pdpkit.signing.sign_payload` over :data:`pdpkit.signing.PAGE_CONTEXT` + the bytes), and
+the embedded release is signed by the same key: a release that is itself signed must be signed
+by it, an unsigned one is signed with it first (:meth:`pdpkit.release.Release.sign`, over the
+release's own bytes: its fingerprint does not change). With ``public_key``, the release must
+verify with the publisher's key (:meth:`pdpkit.release.Release.verify`).
 
 **What the page checks when it opens**, in the browser, with Web Crypto (no hand-written
 cryptography): the embedded bytes are ASCII and every base64 field is canonical (an edited
 padding bit is refused); their SHA-256 (shown, "this page's data"); the signature block's
 shape and that its fingerprint is the SHA-256 of its public key (shown, "signer's key");
 Ed25519 over ``PAGE_CONTEXT`` + the bytes; the SHA-256 of the embedded release equals the
-fingerprint the page states (shown, "release"); the release's own signature, if any, over
-:data:`pdpkit.signing.RELEASE_CONTEXT` + its bytes, by the page's key; every number the page
-copies from the release equals the release's (θ, λ, σ, the loss, the norm bound, the
-intercept, the row-norm rule, the guarantee, the report's method, ρ and noise scales, the
-released gradient; the feature names, classes and schema when the release carries them);
+fingerprint the page states (shown, "release"); the release's own signature over
+:data:`pdpkit.signing.RELEASE_CONTEXT` + its bytes, by the page's key — required on a signed
+page: otherwise anyone could strip the signature of a publisher's release, derive other
+constants from it and sign the page with their own key, and the page would show the
+publisher's release fingerprint beside a forged bound; every number the page copies from the
+release equals the release's (θ, λ, σ, the loss, the norm bound, the intercept, the row-norm
+rule, the guarantee, the report's method, ρ and noise scales, the released gradient, the list
+of released statistics; the feature names, classes and schema when the release carries them);
 then lengths, finiteness, ranges, a known loss, a guarantee present. Any failure — an edited
 byte of a signed page, malformed JSON, an unknown loss, no guarantee — shows a refusal
 message; the form stays hidden and no number is shown. What the reader then sees:
 
 * **signed, verified** ("Signature verified"): the data are byte for byte what the holder of
-  the key signed; the reader compares the signer's fingerprint with the one the publisher
-  lists (:func:`pdpkit.signing.key_fingerprint`). Every edit of an embedded byte is refused.
+  the key signed, and the release inside them is signed by the same key; the reader compares
+  the signer's fingerprint with the one the publisher lists
+  (:func:`pdpkit.signing.key_fingerprint`) — the release's fingerprint alone does not do, as
+  anyone can sign a copy of a release. Every edit of an embedded byte is refused. The only
+  state in which a fingerprint is presented as checked.
 * **signed, in a browser without Ed25519 in Web Crypto** ("Signature not checkable in this
   browser"; Ed25519 is in Chrome and Edge from 137 (2025), Firefox from 129 (2024), Safari
-  from 17 (2023)): the other checks run, the fingerprints are shown for comparison by hand,
-  and the bound is computed with the warning beside it — never a "verified" status.
-* **no Web Crypto at all** (a page served over plain ``http://``; a file opened from disk is
-  a secure context): "Signature not checkable in this browser or context", no fingerprint;
-  the consistency and range checks run and the bound is computed with the warning beside it.
-* **unsigned** (no ``private_key``): a notice that nothing proves the page says what the
-  publisher released, and the release's fingerprint to compare with the publisher's. As the
-  copied numbers must equal the embedded release's, editing one of them means editing the
-  release, which changes the fingerprint shown; the derived constants (:math:`\underline\lambda`,
-  the quantiles, :math:`W`) are covered by a signature only.
+  from 17 (2023)), and **no Web Crypto at all** ("… in this browser or context": a page served
+  over plain ``http://``; a file opened from disk is a secure context): nothing ties the data
+  to a key, so a forged page copying the publisher's signature block would pass any
+  comparison of fingerprints. The page shows no signer, labels the release's and the data's
+  fingerprints "claimed by the page, not checked", and says "this browser cannot check the
+  signature: open the page in one that can (Chrome/Edge 137+, Firefox 129+, Safari 17+)
+  before relying on the number" — at the top, beside the guarantee and beside every bound
+  computed. The other checks run; never a "verified" status.
+* **unsigned** (no ``private_key``): the page says it is not signed and that its numbers may
+  have been changed by anyone, beside the guarantee and every bound; no signer is shown, not
+  even the signer of a signed release inside it (the constants the page derives from the
+  release, :math:`\underline\lambda`, the quantiles, :math:`W`, are covered by a page's
+  signature only), and its fingerprints are labelled as the page's claim.
 
-A signature covers the embedded data, not the page's text and code: a page whose script was
-rewritten can display anything. To check a page completely, read its data in Python and
-compare them with :func:`page_data` of the publisher's release file.
+**The page's text** — the guarantee in words (ε, δ and e^ε rounded up), its parts, the report's
+description, the form's labels, choices and hints — is written by Python from :func:`page_data`
+and, once the checks pass, written again by the page's script from the data it checked (the
+same characters: ``PDP_TEXT``), so an edit of the HTML text is overwritten; a page that fails
+its checks hides it. A signature covers the embedded data, not the page's code: a page whose
+script was rewritten can display anything. To check a page completely, read its data in Python
+and compare them with :func:`page_data` of the publisher's release file.
 
 **The form** is hidden until every check has passed. It has no ``action``, its inputs have
 no ``name`` and its button is ``type="button"`` (Enter computes through JavaScript), and the
@@ -90,6 +105,7 @@ import hashlib
 import html
 import json
 import math
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -253,6 +269,17 @@ def _inputs(rel: Release, schema: Any = None) -> dict[str, Any]:
     return {"encoding": encoding, "fields": fields, "label": lab}
 
 
+def _sign_release(rel: Release, key: Any) -> Release:
+    """``rel`` signed with ``key`` (:meth:`pdpkit.release.Release.sign`), over its own bytes: the same fingerprint."""
+    signed = rel.sign(key)
+    if signed.payload != rel.payload:  # a file whose canonical bytes differ from what its fields write ("lam": 20)
+        d = json.loads(rel.payload)
+        d["signature"] = _signing.sign_payload(key, rel.payload, context=_signing.RELEASE_CONTEXT)
+        signed = Release.from_dict(d, verify=False)
+    assert signed.payload == rel.payload and signed.signer == _signing.key_fingerprint(key)
+    return signed
+
+
 def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
     """:func:`page_data` of a release :func:`_as_release` has checked."""
     rep: PrivacyReport = rel.privacy_report
@@ -397,25 +424,95 @@ def encode_record(release: Any, record: Any, *, schema: Any = None) -> np.ndarra
     return row
 
 
+# ------------------------------------------------------------------ the page's text, written from its data
+# Everything on the page that carries meaning — the guarantee in words, its parts, the report's description, the
+# form's fields and choices — is written here from page_data, and written again by the page's script (PDP_TEXT,
+# the same functions in JavaScript) from the data it has checked: an edit of the HTML text is overwritten. The two
+# give the same characters; tests/test_page.py runs both.
+
+#: The total guarantee in words ({eps}, {delta}, {factor}: ε, δ and e^ε, each rounded up).
+_WORDS = ("Whoever you are, and whatever the data set, the published model and its privacy report together are "
+          "<strong>({eps}, {delta})-differentially private</strong>: adding or removing your record changes the "
+          "probability of anything that can be learned from this publication by at most a factor "
+          "e<sup>{eps}</sup> = {factor}, except with probability at most {delta}.")
+
+
+def _write_decimal(d: Decimal, width: int) -> str:
+    """``d`` as ``"%.{width}g"`` writes a decimal of at most ``width`` digits: trailing zeros dropped."""
+    t = d.normalize()
+    sign, ds, _ = t.as_tuple()
+    exp = t.adjusted()
+    if t.is_zero() or -4 <= exp < width:
+        return format(t, "f")
+    mantissa = str(ds[0]) + ("." + "".join(str(v) for v in ds[1:]) if len(ds) > 1 else "")
+    return ("-" if sign else "") + f"{mantissa}e{exp:+03d}"
+
+
+def _plain(x: float) -> str:
+    """``x`` with all the digits of its shortest decimal (``repr``), written as ``%g`` writes: 17, 0.5, 1e+21."""
+    return _write_decimal(Decimal(repr(float(x))), 17)
+
+
+def _floor_text(x: float, digits: int) -> str:
+    """``x`` rounded down to ``digits`` significant digits (from its shortest decimal), written as ``%g`` writes."""
+    d = Decimal(repr(float(x)))
+    if len(d.as_tuple().digits) > digits:
+        d = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=ROUND_FLOOR)
+    return _write_decimal(d, digits)
+
+
+def _percent(rho: float) -> str:
+    """The probability ``1 - rho`` in percent, rounded down (it reads "at least"): 95%, 99.9999% (not 100%)."""
+    return _floor_text(100 * (1 - rho), 6) + "%"
+
+
 def _words_guarantee(g: Any) -> str:
     """The total guarantee in words; ε, δ and the factor e^ε read "at most", so each is rounded up."""
-    eps, delta = fmt_up(g.epsilon, 3), fmt_up(g.delta, 2)
-    factor = fmt_up(math.exp(min(g.epsilon, 700.0)), 3)
-    return (f"Whoever you are, and whatever the data set, the published model and its privacy report "
-            f"together are <strong>({eps}, {delta})-differentially private</strong>: adding or removing "
-            f"your record changes the probability of anything that can be learned from this publication by at "
-            f"most a factor e<sup>{eps}</sup> = {factor}, except with probability at most {delta}.")
+    eps = g["epsilon"] if isinstance(g, dict) else g.epsilon
+    delta = g["delta"] if isinstance(g, dict) else g.delta
+    return _WORDS.format(eps=fmt_up(eps, 3), delta=fmt_up(delta, 2), factor=fmt_up(math.exp(min(eps, 700.0)), 3))
 
 
 #: Shown beside the guarantee when the release says its noise came from a seed the caller chose.
 _SEEDED_NOTICE = "Reproducible from a seed: this release is private only while the seed stays secret."
 
 
-def _seeded_notice(rel: Any) -> str:
+def _seeded_notice(seeded: Any) -> str:
     """The seeded-release notice as HTML, or "" when the release does not say it was seeded (False or unknown)."""
-    if getattr(rel, "seeded", None) is not True:
+    if seeded is not True:
         return ""
     return f'<p class="alert" id="seeded" role="note">{html.escape(_SEEDED_NOTICE)}</p>'
+
+
+def _guarantee_html(g: dict[str, Any], seeded: Any) -> str:
+    """The guarantee's section (the element ``id="guarantee"``): in words, the seed notice, its parts."""
+    parts = "".join(f"<li>{html.escape(p['name'])}: ({fmt_up(p['epsilon'], 3)}, {fmt_up(p['delta'], 2)})</li>"
+                    for p in g["parts"])
+    return f'<p class="box">{_words_guarantee(g)}</p>\n{_seeded_notice(seeded)}<ul>{parts}</ul>'
+
+
+#: What each released statistic is, in words.
+_RELEASED_NAMES = {"gradient": "the gradient of the training objective", "hessian": "its Hessian matrix",
+                   "lambda_min": "the Hessian's smallest eigenvalue"}
+
+
+def _report_html(data: dict[str, Any]) -> str:
+    """The report's description (the element ``id="report"``): method, what it released and its cost, ρ."""
+    released = data["released"]
+    if released:
+        what = ", ".join(_RELEASED_NAMES[c] for c in released)
+        rep_part = next((p for p in data["guarantee"]["parts"]
+                         if p["name"] == "report" or p["name"].endswith(" report")), None)
+        cost = (f" Publishing them cost ({fmt_up(rep_part['epsilon'], 3)}, {fmt_up(rep_part['delta'], 2)}), "
+                "included in the total above." if rep_part is not None else "")
+        released_text = (f"Besides the model, the report published noisy versions of {html.escape(what)} "
+                         f"(Gaussian noise), from which every person's bound is computed.{cost}")
+    else:
+        released_text = ("The report published nothing beyond the model: every bound is computed from the model's "
+                         "coefficients and its public parameters alone (it cost nothing).")
+    return (f"The model comes with a <strong>{html.escape(data['method'])}</strong> privacy report. {released_text} "
+            f"Each person's bound holds with probability at least {_percent(data['rho'])} over the noise of the "
+            "model and of the report.")
 
 
 _CSS = """
@@ -472,12 +569,127 @@ const PDP_FMT = (function () {
 })();
 """
 
+# The page's text in JavaScript (PDP_TEXT): the same characters as _guarantee_html, _report_html and _form_inner
+# write in Python, from the data the page has checked. Numbers: fmt_up (rounded up), _plain, _percent (rounded down),
+# each from the float's shortest decimal (toExponential() without an argument, as Python's repr).
+_JS_TEXT = r"""
+const PDP_TEXT = (function () {
+  const WORDS = @WORDS@, SEEDED = @SEEDED@, RELEASED = @RELEASED@;
+  const ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"};
+  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ENTITY[c]);  // Python's html.escape
+  // the shortest decimal of a finite, non-zero x: its sign, digits (no trailing zero), the exponent of the first
+  function dec(x) {
+    const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(x.toExponential());
+    const a = (m[2] + (m[3] || "")).replace(/(.)0+$/, "$1").split("").map(Number);
+    return {neg: m[1] === "-", a: a, e: Number(m[4])};
+  }
+  // cut to `digits` significant digits toward +infinity (up) or -infinity (down): Decimal.quantize, CEILING/FLOOR
+  function cut(d, digits, up) {
+    if (d.a.length <= digits) return d;
+    const a = d.a.slice(0, digits);
+    let e = d.e;
+    if (up !== d.neg) {  // away from zero: a cut digit is not zero, so one unit more
+      let i = a.length - 1;
+      while (i >= 0 && a[i] === 9) { a[i] = 0; i--; }
+      if (i < 0) { a.unshift(1); e += 1; } else a[i] += 1;
+    }
+    while (a.length > 1 && a[a.length - 1] === 0) a.pop();
+    return {neg: d.neg, a: a, e: e};
+  }
+  // as "%.{width}g" writes a decimal of at most `width` digits (pdpkit._display): trailing zeros dropped
+  function write(d, width) {
+    const s = d.a.join(""), sign = d.neg ? "-" : "", e = d.e;
+    if (e >= -4 && e < width) {
+      if (e < 0) return sign + "0." + "0".repeat(-e - 1) + s;
+      return sign + (s.length <= e + 1 ? s + "0".repeat(e + 1 - s.length) : s.slice(0, e + 1) + "." + s.slice(e + 1));
+    }
+    const ae = Math.abs(e);
+    return sign + s[0] + (s.length > 1 ? "." + s.slice(1) : "") + "e" + (e < 0 ? "-" : "+") + (ae < 10 ? "0" : "") + ae;
+  }
+  const special = (x) => x === 0 ? (Object.is(x, -0) ? "-0" : "0") : x !== x ? "nan" : x > 0 ? "inf" : "-inf";
+  const odd = (x) => !isFinite(x) || x === 0;
+  const up = (x, digits) => odd(x) ? special(x) : write(cut(dec(x), digits, true), digits);  // fmt_up
+  const plain = (x) => odd(x) ? special(x) : write(dec(x), 17);  // _plain
+  const percent = (rho) => {  // _percent
+    const v = 100 * (1 - rho);
+    return (odd(v) ? special(v) : write(cut(dec(v), 6, false), 6)) + "%";
+  };
+  const words = (G) => {  // _words_guarantee
+    const v = {eps: up(G.epsilon, 3), delta: up(G.delta, 2), factor: up(Math.exp(Math.min(G.epsilon, 700)), 3)};
+    return WORDS.replace(/\{(\w+)\}/g, (m, k) => v[k]);
+  };
+  function guarantee(G, seeded) {  // _guarantee_html
+    return '<p class="box">' + words(G) + "</p>\n" +
+      (seeded === true ? '<p class="alert" id="seeded" role="note">' + esc(SEEDED) + "</p>" : "") + "<ul>" +
+      G.parts.map((p) => "<li>" + esc(p.name) + ": (" + up(p.epsilon, 3) + ", " + up(p.delta, 2) + ")</li>").join("") +
+      "</ul>";
+  }
+  function report(D) {  // _report_html
+    let text;
+    if (D.released.length) {
+      const rp = D.guarantee.parts.find((p) => p.name === "report" || p.name.endsWith(" report"));
+      text = "Besides the model, the report published noisy versions of " +
+        esc(D.released.map((c) => RELEASED[c]).join(", ")) +
+        " (Gaussian noise), from which every person's bound is computed." + (rp === undefined ? "" :
+          " Publishing them cost (" + up(rp.epsilon, 3) + ", " + up(rp.delta, 2) + "), included in the total above.");
+    } else {
+      text = "The report published nothing beyond the model: every bound is computed from the model's coefficients " +
+        "and its public parameters alone (it cost nothing).";
+    }
+    return "The model comes with a <strong>" + esc(D.method) + "</strong> privacy report. " + text +
+      " Each person's bound holds with probability at least " + percent(D.rho) +
+      " over the noise of the model and of the report.";
+  }
+  function form(I) {  // _form_inner
+    const opt = (c, j) => '<option value="' + j + '">' + esc(c) + "</option>";
+    const rows = I.fields.map((f, i) => {
+      const head = '<div class="field"><label for="f' + i + '">' + esc(f.name) + "</label>";
+      if (f.kind !== "numeric") {
+        return head + '<select id="f' + i + '">' + f.categories.map(opt).join("") +
+          (f.none_ok ? '<option value="">none of these, or missing</option>' : "") + "</select></div>";
+      }
+      let hint = "a number, on the scale the model was fitted on", attrs = "";
+      if (f.low !== null) {
+        hint = "a number from " + plain(f.low) + " to " + plain(f.high) +
+          " (values outside are taken as the nearest end)" +
+          (f.missing_ok ? "; leave it empty if it was missing in the data" : "");
+        attrs = ' min="' + plain(f.low) + '" max="' + plain(f.high) + '"';
+      }
+      return head + '<input id="f' + i + '" type="text" inputmode="decimal"' + (f.missing_ok ? "" : " required") +
+        ' aria-describedby="h' + i + '"' + attrs + '><span class="hint" id="h' + i + '">' + esc(hint) +
+        "</span></div>";
+    });
+    const L = I.label, name = esc(L.name), know = "<option value=\"\">I don't know</option>";
+    let label;
+    if (L.kind === "classes") {
+      label = '<div class="field"><label for="label">Your ' + name + '</label><select id="label">' + know +
+        L.classes.map(opt).join("") + '</select><span class="hint">\u201cI don\'t know\u201d gives the bound that ' +
+        "holds for every label.</span></div>";
+    } else {
+      const k = L.low !== null;
+      label = '<div class="field"><label for="label">Do you know your ' + name + '?</label><select id="label">' +
+        (k ? know : "") + '<option value="known">Yes, I will enter it</option></select></div>' +
+        '<div class="field" id="labelvalue-wrap"' + (k ? " hidden" : "") + '><label for="labelvalue">Your ' + name +
+        '</label><input id="labelvalue" type="text" inputmode="decimal" aria-describedby="hl">' +
+        '<span class="hint" id="hl">a number' + esc(k ? " from " + plain(L.low) + " to " + plain(L.high) : "") +
+        "</span></div>";
+    }
+    return "<fieldset><legend>Your record</legend>" + rows.join("") + "</fieldset><fieldset><legend>Your label" +
+      "</legend>" + label + '</fieldset><button type="button" id="compute">Compute my bound</button>';
+  }
+  return {esc: esc, up: up, plain: plain, percent: percent, words: words, guarantee: guarantee, report: report,
+          form: form};
+})();
+""".replace("@WORDS@", json.dumps(_WORDS)).replace("@SEEDED@", json.dumps(_SEEDED_NOTICE)).replace(
+    "@RELEASED@", json.dumps(_RELEASED_NAMES))
+
 # The page's JavaScript: strict bytes, the checks of its data (PDP.check, PDP_VERIFY.check), and the bound —
 # the same formula as PrivacyReport.epsilon_bound (uniform=False) and PrivacyReport.sup_over_labels.
 _JS = r"""
 "use strict";
-""" + _JS_FORMAT + r"""// Every check that fails throws a PDPRefusal: the page then shows its message, keeps the form
-// hidden and shows no number.
+""" + _JS_FORMAT + _JS_TEXT + r"""
+// Every check that fails throws a PDPRefusal: the page then shows its message, keeps the form hidden and shows no
+// number.
 class PDPRefusal extends Error {}
 function pdpRefuse(message) { throw new PDPRefusal(message); }
 const PDP_BYTES = (function () {
@@ -571,6 +783,13 @@ const PDP = (function () {
     }
     if (typeof G.delta !== "number" || !(G.delta >= 0 && G.delta < 1)) {
       pdpRefuse("the guarantee's delta is not in [0, 1)");
+    }
+    if (!Array.isArray(G.parts) || G.parts.some((p) => !isObj(p) || typeof p.name !== "string" ||
+        typeof p.epsilon !== "number" || !(p.epsilon >= 0) || typeof p.delta !== "number" || !(p.delta >= 0))) {
+      pdpRefuse("the guarantee's parts are not valid");
+    }
+    if (!Array.isArray(D.released) || D.released.some((c) => ["gradient", "hessian", "lambda_min"].indexOf(c) < 0)) {
+      pdpRefuse("the page's list of released statistics is not valid");
     }
     if (!isObj(D.loss) || ["logistic", "huber", "robust_log"].indexOf(D.loss.name) < 0) {
       pdpRefuse("its loss is unknown");
@@ -802,6 +1021,9 @@ const PDP_VERIFY = (function () {
     if (!isObj(D.noise)) differ("noise scales");
     ["sigma_gradient", "sigma_hessian", "sigma_lambda_min"].forEach((k) => { if (P[k] !== D.noise[k]) differ(k); });
     if (P.sigma_gradient !== D.sigma_gradient) differ("sigma_gradient");
+    if (!same(D.released, ["gradient", "hessian", "lambda_min"].filter((c) => P["sigma_" + c] !== null))) {
+      differ("list of released statistics");
+    }
     const g = P.gradient_release;
     if ((g === null) !== (C.g === null) || (g !== null && !equal(g, C.g))) differ("released gradient");
     const I = D.inputs, F = I.fields, L = I.label;
@@ -868,18 +1090,26 @@ const PDP_VERIFY = (function () {
         pdpRefuse("the embedded release is not the one whose SHA-256 the page states (it was changed)");
       }
     }
+    // a signed page vouches for its release only if the release is signed by the same key: else anyone could take
+    // a publisher's release, strip its signature, derive other constants and sign the page with their own key
+    if (K && D.release_signature === null) {
+      pdpRefuse("the release inside this signed page carries no signature (pdpkit signs it with the page's key)");
+    }
     if (D.release_signature !== null) {
       const RK = block(D.release_signature, "the release's signature");
       out.release_signer = RK.fingerprint;
-      if (K && RK.fingerprint !== K.fingerprint) pdpRefuse("the release was signed by another key than the page");
+      if (K && (RK.fingerprint !== K.fingerprint || RK.key.join() !== K.key.join())) {
+        pdpRefuse("the release was signed by another key than the page");
+      }
       if (subtle) out.release_verified = await verify(subtle, RK, RELEASE_CONTEXT, rbytes, "the release's signature");
     }
     let R = null;
     try { R = JSON.parse(D.release); } catch (e) { pdpRefuse("the embedded release is not JSON"); }
     const C = PDP.check(D);
     agree(D, C, R);
-    out.status = !out.signed ? "unsigned" : !subtle ? "no-webcrypto" : out.ed25519 ? "verified" : "not-checkable";
-    out.ok = true; out.D = D; out.C = C;
+    out.status = !out.signed ? "unsigned" : !subtle ? "no-webcrypto" :
+      out.ed25519 === true && out.release_verified === true ? "verified" : "not-checkable";
+    out.ok = true; out.D = D; out.C = C; out.seeded = R.seeded === true;
     return out;
   }
   // check(data text, signature text) -> Promise of {ok, status, message, fingerprints, D, C}; it never rejects
@@ -895,11 +1125,14 @@ const PDP_VERIFY = (function () {
 (function () {
   const $ = (id) => document.getElementById(id);
   const text = (id) => { const el = $(id); return el ? el.textContent : null; };
-  const ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
-  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ENTITY[c]);
-  const BROWSERS = "Chrome and Edge 137 or later, Firefox 129 or later, Safari 17 or later have it";
-  const NO_WEBCRYPTO = "this browser or context has no Web Crypto API (a page served over plain HTTP has none: " +
-    "open the file from your disk, or over HTTPS, in a recent browser)";
+  const esc = PDP_TEXT.esc;
+  // what the reader is told wherever the signature could not be checked, beside every number
+  const CANNOT = "this browser cannot check the signature: open the page in one that can (Chrome/Edge 137+, " +
+    "Firefox 129+, Safari 17+) before relying on the number";
+  const NO_WEBCRYPTO = "there is no Web Crypto API here (a page served over plain HTTP has none: open the file from " +
+    "your disk, or over HTTPS)";
+  const UNSIGNED = "this page is not signed: nothing proves that it says what the publisher released, and its " +
+    "numbers may have been changed by anyone";
   const P = window.PDP_PAGE = {check: PDP_VERIFY.check, state: "checking"};
   const box = $("check");
   if (box) { box.hidden = false; box.textContent = "Checking this page\u2019s data\u2026"; }
@@ -910,50 +1143,71 @@ const PDP_VERIFY = (function () {
       "it was made, or it was not made by pdpkit: ask the publisher for the release file and check it with pdpkit.";
     $("form").hidden = true;
     $("result").textContent = "";
+    // the page's text is not shown either: it may have been edited with the data
+    for (const id of ["guarantee", "report"]) {
+      const t = $(id);
+      if (t) t.textContent = "Not shown: this page failed its checks (see the message at the top).";
+    }
     if (box) box.hidden = true;
     P.state = "refused"; P.error = message;
+  }
+  // the warning shown beside every number when the signature was not verified ("" when it was)
+  function warning(r) {
+    if (r.status === "verified") return "";
+    const w = r.status === "unsigned" ? UNSIGNED + ". Do not rely on the number: ask the publisher for a signed page" :
+      CANNOT + (r.status === "no-webcrypto" ? " (" + NO_WEBCRYPTO + ")" : "");
+    return w.charAt(0).toUpperCase() + w.slice(1) + ".";
   }
   function status(r) {
     const fp = (id, label, v) => "<dt>" + label + '</dt><dd><code id="' + id + '">' +
       (v === null ? "not computable here" : esc(v)) + "</code></dd>";
-    let msg, cls = "warn";
+    let msg, dl, cls = "warn";
     if (r.status === "verified") {
       cls = "ok";
       msg = "<strong>Signature verified.</strong> This page\u2019s data are exactly what the holder of the key " +
-        "below signed (checked here, in your browser: SHA-256 and Ed25519 in Web Crypto). Compare the key\u2019s " +
-        "fingerprint with the one the publisher lists: another key means that somebody else made this page." +
-        (r.release_verified ? " The release inside it is signed by the same key, and that signature is valid too." :
-          "");
-    } else if (r.status === "not-checkable") {
-      msg = "<strong>Signature not checkable in this browser</strong>: its Web Crypto API has no Ed25519 (" +
-        BROWSERS + "). The bound below is computed from data this browser could not check: compare the fingerprints " +
-        "below with the ones the publisher lists, or open this page in one of those browsers.";
-    } else if (r.status === "no-webcrypto") {
-      msg = "<strong>Signature not checkable in this browser or context</strong>: " + NO_WEBCRYPTO + ". Nothing on " +
-        "this page could be checked: the bound below is computed from unchecked data.";
+        "below signed, and the release inside them is signed by the same key (checked here, in your browser: " +
+        "SHA-256 and Ed25519 in Web Crypto); the guarantee, the report and the form below were written again " +
+        "from those data. Compare the key\u2019s fingerprint with the one the publisher lists: another key means " +
+        "that somebody else made this page, even if the release\u2019s fingerprint is the publisher\u2019s (anyone " +
+        "can sign a copy of a release).";
+      dl = fp("fp-signer", "Signer\u2019s key (SHA-256 of its public key)", r.signer) +
+        fp("fp-release", "Release (SHA-256 of its canonical JSON)", r.release_sha256) +
+        fp("fp-page", "This page\u2019s data (SHA-256)", r.page_sha256);
     } else {
-      msg = "<strong>This page is not signed</strong>: nothing proves that it says what the publisher released. " +
-        "Compare the release\u2019s fingerprint below with the one the publisher lists (Release.fingerprint in " +
-        "pdpkit)." +
-        (r.webcrypto ? "" : " Its fingerprints cannot be computed here: " + NO_WEBCRYPTO + ".") +
-        (r.release_verified ? " The release inside it carries a valid signature by the key below, but the numbers " +
-          "this page derives from the release are not signed." : "");
+      // nothing was checked against a key: no signer is shown, and what is shown is the page's claim
+      if (r.status === "unsigned") {
+        msg = "<strong>This page is not signed</strong>: nothing proves that it says what the publisher released, " +
+          "and its numbers may have been changed by anyone. Do not rely on the number it computes: ask the " +
+          "publisher for a signed page, or compute your bound with pdpkit from the release file." +
+          (r.webcrypto ? "" : " No fingerprint can be computed here: " + NO_WEBCRYPTO + ".");
+      } else {
+        msg = "<strong>Signature not checkable in this browser" + (r.status === "no-webcrypto" ? " or context" : "") +
+          "</strong>: " + (r.status === "no-webcrypto" ? NO_WEBCRYPTO : "its Web Crypto API has no Ed25519") +
+          ". " + CANNOT.charAt(0).toUpperCase() + CANNOT.slice(1) + ". Until then, anybody could have changed " +
+          "this page\u2019s numbers, whatever it shows.";
+      }
+      const claimed = " \u2014 claimed by the page, not checked";
+      dl = fp("fp-release", "Release (SHA-256 of the release it embeds)" + claimed,
+              r.release_sha256 !== null ? r.release_sha256 : r.D.release_sha256) +
+        fp("fp-page", "This page\u2019s data (SHA-256)" + claimed, r.page_sha256);
     }
-    let dl = r.signer !== null ? fp("fp-signer", "Signer\u2019s key (SHA-256 of its public key)", r.signer) :
-      r.release_signer !== null ?
-        fp("fp-signer", "The release\u2019s signer\u2019s key (SHA-256 of its public key)", r.release_signer) : "";
-    dl += fp("fp-release", "Release (SHA-256 of its canonical JSON)", r.release_sha256) +
-      fp("fp-page", "This page\u2019s data (SHA-256)", r.page_sha256);
     box.className = "box " + cls;
     box.dataset.status = r.status;
     box.innerHTML = "<p>" + msg + '</p><dl class="fp">' + dl + "</dl>";
   }
+  // everything that carries meaning, written again from the checked data: an edit of the page's text is overwritten
+  function render(r) {
+    const D = r.D, w = warning(r);
+    $("guarantee").innerHTML = (w ? '<p class="alert" id="guarantee-warning">' + esc(w) + "</p>" : "") +
+      PDP_TEXT.guarantee(D.guarantee, r.seeded);
+    $("report").innerHTML = PDP_TEXT.report(D);
+    $("form").innerHTML = PDP_TEXT.form(D.inputs);
+  }
   function start(r) {
     const D = r.D, C = r.C, F = D.inputs.fields, L = D.inputs.label;
+    render(r);
     status(r);
-    const caveat = r.status === "verified" ? "" : '<p class="hint">' + (r.status === "unsigned" ?
-      "Computed from an unsigned page (see the note at the top)." :
-      "Computed from data whose signature was not checked (see the note at the top).") + "</p>";
+    const w = warning(r), caveat = w ? '<p class="alert" id="result-warning">' + esc(w) + "</p>" : "";
     const labelBounds = L.kind === "numeric" ? (L.encoded ? [-1, 1] : null) : null;
     function read() {
       const values = [];
@@ -1019,13 +1273,13 @@ const PDP_VERIFY = (function () {
         out.innerHTML = '<p class="alert">This page could not compute a finite bound for this record.</p>';
         return;
       }
-      const pct = (100 * (1 - D.rho)).toPrecision(6).replace(/\.?0+$/, "");
-      out.innerHTML = '<p class="big">Your privacy loss: at most ' + fmt(eps) + '</p>' +
-        '<p>With probability at least ' + pct + '%, your privacy loss from the published model is at most ' + fmt(eps) +
+      out.innerHTML = caveat + '<p class="big">Your privacy loss: at most ' + fmt(eps) + '</p>' +
+        '<p>With probability at least ' + PDP_TEXT.percent(D.rho) + ', your privacy loss from the published model ' +
+        'is at most ' + fmt(eps) +
         (r.y === null ? ' whatever your label' : '') + ', i.e. your participation changes the probability of any ' +
         'outcome of the published model by at most a factor ' + fmt(Math.exp(eps)) + '.' +
         ' Everybody is covered by the guarantee ' + fmt(total) + ' (a factor ' + fmt(Math.exp(total)) + ').</p>' +
-        picture(eps, total) + caveat;
+        picture(eps, total);
       out.dataset.epsilon = String(eps);
     }
     // the record never leaves the page: the form has no action and no named field, its button only computes,
@@ -1067,8 +1321,8 @@ def _link(book_url: str | None, key: str) -> str:
     return f'<a href="{html.escape(url)}">{html.escape(title)}</a> (pdpkit book, “The privacy report”)'
 
 
-def _form(spec: dict[str, Any]) -> str:
-    """The form, hidden until the page's checks pass: no action, no named field, a button that only computes.
+def _form_inner(spec: dict[str, Any]) -> str:
+    """The form's content, from the form's description (:func:`page_data`'s ``inputs``).
 
     Names appear as escaped text only; a select's values are indices into the page's data.
     """
@@ -1077,20 +1331,21 @@ def _form(spec: dict[str, Any]) -> str:
         name = html.escape(f["name"])
         if f["kind"] == "numeric":
             if f["low"] is not None:
-                hint = f"a number from {f['low']:g} to {f['high']:g} (values outside are taken as the nearest end)"
-                if f.get("missing_ok"):
+                low, high = _plain(f["low"]), _plain(f["high"])
+                hint = f"a number from {low} to {high} (values outside are taken as the nearest end)"
+                if f["missing_ok"]:
                     hint += "; leave it empty if it was missing in the data"
-                attrs = f' min="{f["low"]:g}" max="{f["high"]:g}"'
+                attrs = f' min="{low}" max="{high}"'
             else:
                 hint = "a number, on the scale the model was fitted on"
                 attrs = ""
             rows.append(f'<div class="field"><label for="f{i}">{name}</label>'
-                        f'<input id="f{i}" type="text" inputmode="decimal"{"" if f.get("missing_ok") else " required"}'
+                        f'<input id="f{i}" type="text" inputmode="decimal"{"" if f["missing_ok"] else " required"}'
                         f' aria-describedby="h{i}"{attrs}><span class="hint" id="h{i}">{html.escape(hint)}</span>'
                         "</div>")
         else:
             opts = "".join(f'<option value="{j}">{html.escape(c)}</option>' for j, c in enumerate(f["categories"]))
-            if f.get("none_ok"):
+            if f["none_ok"]:
                 opts += '<option value="">none of these, or missing</option>'
             rows.append(f'<div class="field"><label for="f{i}">{name}</label><select id="f{i}">{opts}</select></div>')
     lab = spec["label"]
@@ -1101,16 +1356,20 @@ def _form(spec: dict[str, Any]) -> str:
                       '<span class="hint">“I don\'t know” gives the bound that holds for every label.</span></div>')
     else:
         know = '<option value="">I don\'t know</option>' if lab["low"] is not None else ""
-        rng = f" from {lab['low']:g} to {lab['high']:g}" if lab["low"] is not None else ""
+        rng = f" from {_plain(lab['low'])} to {_plain(lab['high'])}" if lab["low"] is not None else ""
         label_html = (f'<div class="field"><label for="label">Do you know your {html.escape(lab["name"])}?</label>'
                       f'<select id="label">{know}<option value="known">Yes, I will enter it</option>'
                       f'</select></div><div class="field" id="labelvalue-wrap"{" hidden" if know else ""}>'
                       f'<label for="labelvalue">Your {html.escape(lab["name"])}</label>'
                       f'<input id="labelvalue" type="text" inputmode="decimal" aria-describedby="hl">'
                       f'<span class="hint" id="hl">a number{html.escape(rng)}</span></div>')
-    return ('<form id="form" autocomplete="off" novalidate hidden><fieldset><legend>Your record</legend>'
-            + "".join(rows) + "</fieldset><fieldset><legend>Your label</legend>" + label_html + "</fieldset>"
-            + '<button type="button" id="compute">Compute my bound</button></form>')
+    return ("<fieldset><legend>Your record</legend>" + "".join(rows) + "</fieldset><fieldset><legend>Your label"
+            "</legend>" + label_html + '</fieldset><button type="button" id="compute">Compute my bound</button>')
+
+
+def _form(spec: dict[str, Any]) -> str:
+    """The form, hidden until the page's checks pass: no action, no named field, a button that only computes."""
+    return f'<form id="form" autocomplete="off" novalidate hidden>{_form_inner(spec)}</form>'
 
 
 _NOSCRIPT = ("<noscript><p class=\"alert\" id=\"noscript\">This page needs JavaScript to compute your bound: the "
@@ -1156,7 +1415,8 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
     private_key : optional
         The publisher's Ed25519 private key (cryptography's ``Ed25519PrivateKey``, or the path
         of its PEM file, ``pdpkit keygen``): the page's embedded data are signed with it. A
-        signed release must have been signed by this key.
+        signed release must have been signed by this key; an unsigned one is signed with it
+        (:meth:`pdpkit.release.Release.sign`, the same fingerprint), as the page requires.
     public_key : optional
         The publisher's Ed25519 public key (or the path of ``KEY.pub``): the release must be
         signed by it.
@@ -1180,7 +1440,9 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
     if private_key is not None:
         key = _signing.load_private_key(private_key)
         mine = _signing.key_fingerprint(key)
-        if rel.signature is not None and rel.signer != mine:
+        if rel.signature is None:  # a signed page embeds its release signed by the same key (the page checks it)
+            rel = _sign_release(rel, key)
+        elif rel.signer != mine:
             raise ValueError(f"private_key: the release is signed by the key {rel.signer}, not by this key ({mine}); "
                              "sign the page with the key that signed the release")
     data = _page_data(rel, schema)
@@ -1189,25 +1451,9 @@ def privacy_page(release: Any, *, schema: Any = None, title: str | None = None, 
     if key is not None:
         block = _signing.sign_payload(key, payload.encode("ascii"), context=_signing.PAGE_CONTEXT)
         _signing.verify_payload(block, payload.encode("ascii"), context=_signing.PAGE_CONTEXT)
-    g = rel.guarantee
     title = title or "Your privacy in this published model"
     method = data["method"]
-    parts = "".join(f"<li>{html.escape(p.name)}: ({fmt_up(p.epsilon, 3)}, {fmt_up(p.delta, 2)})</li>"
-                    for p in g.parts)
     released = data["released"]
-    names = {"gradient": "the gradient of the training objective", "hessian": "its Hessian matrix",
-             "lambda_min": "the Hessian's smallest eigenvalue"}
-    if released:
-        what = ", ".join(names[c] for c in released)
-        rep_part = next((p for p in g.parts if p.name == "report" or p.name.endswith(" report")), None)
-        cost = (f" Publishing them cost ({fmt_up(rep_part.epsilon, 3)}, {fmt_up(rep_part.delta, 2)}), included in "
-                f"the total above." if rep_part is not None else "")
-        released_text = (f"Besides the model, the report published noisy versions of {html.escape(what)} "
-                         f"(Gaussian noise), from which every person's bound is computed.{cost}")
-    else:
-        released_text = ("The report published nothing beyond the model: every bound is computed from the model's "
-                         "coefficients and its public parameters alone (it cost nothing).")
-    pct = f"{100 * (1 - data['rho']):.6g}%"
     links = [_link(book_url, method)]
     if "gradient" in released:
         links.append(_link(book_url, "gradient"))
@@ -1221,11 +1467,9 @@ what you type is not sent anywhere.</p>
 <div id="refusal" class="alert" role="alert" hidden></div>
 <div id="check" class="box" role="status" hidden></div>
 <h2>The guarantee that covers everybody</h2>
-<p class="box">{_words_guarantee(g)}</p>
-{_seeded_notice(rel)}<ul>{parts}</ul>
+<div id="guarantee">{_guarantee_html(data["guarantee"], getattr(rel, "seeded", None))}</div>
 <h2>The privacy report, as published</h2>
-<p>The model comes with a <strong>{html.escape(method)}</strong> privacy report. {released_text} Each person's bound
-holds with probability at least {pct} over the noise of the model and of the report.</p>
+<p id="report">{_report_html(data)}</p>
 <h2>Check your own bound</h2>
 <p>Enter your record as it would appear in the data. Your bound is usually much smaller than the guarantee above,
 which has to cover the most exposed person possible.</p>
@@ -1241,12 +1485,14 @@ A bound of 0.1 (a factor 1.1) means that nobody can tell with any confidence whe
 bounded above from quantities the publisher released with privacy (Redberg &amp; Wang 2021): a log-determinant term
 from the released curvature, a quadratic term from the model's gradient at your record, and a cross term that
 holds with the stated probability. Details: {"; ".join(links)}.</p>
-<footer><p>The fingerprints at the top are computed by your browser from the data this page embeds: the release's is
-<code>Release.fingerprint</code> of the release file (<code>pdpkit.page.release_fingerprint(text)</code>), the
-signer's is <code>pdpkit.signing.key_fingerprint</code> of the publisher's public key. A signature covers this
-page's data, not its text or code: to check the whole page, compare its data with
-<code>pdpkit.page.page_data</code> of the release file; <code>Release.from_json(text)</code> recomputes the file's
-guarantee. Made by pdpkit.</p></footer>
+<footer><p>Only when the note at the top says the signature was verified do its fingerprints vouch for
+anything: they are then computed by your browser from the data this page embeds, the release's being
+<code>Release.fingerprint</code> of the release file (<code>pdpkit.page.release_fingerprint(text)</code>) and the
+signer's <code>pdpkit.signing.key_fingerprint</code> of the publisher's public key; otherwise they are the page's
+claim. Once its checks pass, the page writes its guarantee, the report's description and the form again from its
+data. A signature covers this page's data, not its text or code: a page whose script was rewritten can display
+anything. To check the whole page, compare its data with <code>pdpkit.page.page_data</code> of the release file;
+<code>Release.from_json(text)</code> recomputes the file's guarantee. Made by pdpkit.</p></footer>
 </main>"""
     text = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

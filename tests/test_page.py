@@ -24,11 +24,12 @@ from pdpkit._display import ceil_sig, fmt_up
 from pdpkit.accountant import Guarantee, GuaranteePart
 from pdpkit.cli import main
 from pdpkit.objpert import objpert_fit
-from pdpkit.page import (_JS, _JS_FORMAT, _SEEDED_NOTICE, _embedded, _words_guarantee, encode_record, page_data,
-                         privacy_page)
-from pdpkit.release import objpert_release
+from pdpkit.page import (_JS, _JS_FORMAT, _JS_TEXT, _SEEDED_NOTICE, _embedded, _form_inner, _guarantee_html, _percent,
+                         _plain, _report_html, _words_guarantee, encode_record, page_data, privacy_page)
+from pdpkit.release import Release, objpert_release
 from pdpkit.report import PrivacyReport, privacy_report
-from pdpkit.signing import PAGE_CONTEXT, SignatureError, generate_private_key, key_fingerprint, verify_payload
+from pdpkit.signing import (PAGE_CONTEXT, RELEASE_CONTEXT, SignatureError, generate_private_key, key_fingerprint,
+                            sign_payload, verify_payload)
 
 
 def _embedded_data(html: str) -> str:
@@ -330,12 +331,14 @@ def test_a_seeded_release_says_so_beside_the_guarantee():
         seeded_json = privacy_page(_seeded(rel, True).to_json()) if hasattr(rel, "seeded") else seeded
     for html in (seeded, seeded_json):
         notice = f'<p class="alert" id="seeded" role="note">{_SEEDED_NOTICE}</p>'
-        assert html.count(_SEEDED_NOTICE) == 1 and notice in html
+        body = html[:html.index("<script")]  # the page's script holds the notice too, to write it again (PDP_TEXT)
+        assert body.count(_SEEDED_NOTICE) == 1 and notice in body
         # near the guarantee: right after the guarantee's words, before the report's section
         box = html.index('<p class="box">Whoever you are')
         assert box < html.index(notice) < html.index("<h2>The privacy report, as published</h2>")
     for value in (False, None):
-        assert _SEEDED_NOTICE not in privacy_page(_seeded(rel, value))
+        page = privacy_page(_seeded(rel, value))
+        assert _SEEDED_NOTICE not in page[:page.index("<script")]
 
 
 # ------------------------------------------------------------------ signing, hostile names, the form, book_url
@@ -345,7 +348,8 @@ def test_a_signed_page_embeds_signed_bytes_and_the_release():
     html = privacy_page(rel, private_key=key)
     text, block = _embedded_data(html), json.loads(_embedded_signature(html))
     assert verify_payload(block, text.encode("ascii"), context=PAGE_CONTEXT) == key_fingerprint(key)
-    assert json.loads(text) == page_data(rel) and text == _embedded(page_data(rel))
+    # an unsigned release is signed with the page's key first (Release.sign: the same bytes, the same fingerprint)
+    assert json.loads(text) == page_data(rel.sign(key)) and text == _embedded(page_data(rel.sign(key)))
     assert html == privacy_page(rel, private_key=key)  # deterministic: the same arguments, the same page
     with pytest.raises(SignatureError):
         verify_payload(block, text.replace("logistic", "logistiC").encode("ascii"), context=PAGE_CONTEXT)
@@ -365,6 +369,72 @@ def test_a_signed_page_embeds_signed_bytes_and_the_release():
     edited["lam"] = 20.000000001
     with pytest.raises(ValueError, match="the release does not verify"):
         privacy_page(json.dumps(edited), private_key=key)
+
+
+def test_a_signed_page_embeds_its_release_signed_by_the_same_key():
+    """privacy_page(unsigned release, private_key=K) signs the release with K first, so the page can require it; the
+    release's bytes and fingerprint are unchanged, also for a file whose canonical bytes are not what its fields
+    write again ("lam": 20, not 20.0)."""
+    rel, key = _release(), generate_private_key()
+    d = json.loads(rel.to_json())
+    d["lam"] = 20
+    from_file = Release.from_json(json.dumps(d))
+    assert from_file.payload != rel.payload and from_file.sign(key).fingerprint != from_file.fingerprint
+    for r in (rel, from_file, rel.sign(key)):
+        data = json.loads(_embedded_data(privacy_page(r, private_key=key)))
+        block = data["release_signature"]
+        assert block is not None and block["fingerprint"] == key_fingerprint(key)
+        assert data["release"].encode("ascii") == r.payload
+        assert data["release_sha256"] == r.fingerprint == hashlib.sha256(r.payload).hexdigest()
+        assert verify_payload(block, r.payload, context=RELEASE_CONTEXT) == key_fingerprint(key)
+    assert json.loads(_embedded_data(privacy_page(rel)))["release_signature"] is None  # an unsigned page: as given
+
+
+def forge(html: str, forger: Any, release_signature: Any = None) -> str:
+    """The forgery of a publisher's signed page: smaller derived constants (lambda_lower, q_cross, q_gradient, W: a
+    smaller bound), the release's bytes intact (the publisher's release fingerprint), ``release_signature`` replaced
+    (None: stripped), and the page signed again with the forger's key."""
+    text, sig = _embedded_data(html), _embedded_signature(html)
+    d = json.loads(text)
+    d["lambda_lower"] *= 10
+    d["q_cross"] /= 10
+    if d["q_gradient"] is not None:
+        d["q_gradient"] /= 10
+    if d["W"] is not None:
+        d["W"] = base64.b64encode((np.frombuffer(base64.b64decode(d["W"]), "<f8") * 0.1).tobytes()).decode("ascii")
+    d["release_signature"] = release_signature
+    forged = _embedded(d)
+    block = _embedded(sign_payload(forger, forged.encode("ascii"), context=PAGE_CONTEXT))
+    out = html.replace(f'id="pdp-data">{text}<', f'id="pdp-data">{forged}<', 1)
+    out = out.replace(f'id="pdp-signature">{sig}<', f'id="pdp-signature">{block}<', 1)
+    assert _embedded_data(out) == forged and _embedded_signature(out) == block
+    return out
+
+
+@needs_node
+def test_a_forged_page_without_its_releases_signature_is_refused_in_node(tmp_path):
+    """A publisher's page, its derived constants forged, the release's signature stripped (or the publisher's kept),
+    signed again by another key: refused. The forger's own signature on the release is accepted, but the page then
+    names the forger's key as its signer (the reader's comparison with the publisher's fingerprint)."""
+    rel, key, forger = _release(), generate_private_key(), generate_private_key()
+    html = privacy_page(rel, private_key=key)
+    pages = {"stripped": forge(html, forger), "kept": forge(html, forger, json.loads(_embedded_data(html))[
+        "release_signature"]), "forger's": forge(html, forger, rel.sign(forger).signature), "intact": html}
+    run = _node_page(html) + f"""
+PDP_PAGE.ready.then(async () => {{
+  const out = {{}};
+  for (const [k, [t, s]] of Object.entries({json.dumps({k: [_embedded_data(h), _embedded_signature(h)]
+                                                        for k, h in pages.items()})})) {{
+    const r = await PDP_PAGE.check(t, s);
+    out[k] = [r.ok, r.status || r.message, r.signer || null, r.release_sha256 || null];
+  }}
+  console.log(JSON.stringify(out));
+}});"""
+    got = _node(run, tmp_path)
+    assert got["intact"] == [True, "verified", key_fingerprint(key), rel.fingerprint]
+    assert got["stripped"][0] is False and "carries no signature" in got["stripped"][1]
+    assert got["kept"][0] is False and "another key" in got["kept"][1]
+    assert got["forger's"] == [True, "verified", key_fingerprint(forger), rel.fingerprint]
 
 
 #: Names a data set's header or schema may hold: comment and script openers, closers, quotes, entities, Unicode.
@@ -515,3 +585,95 @@ PDP_PAGE.ready.then(async () => {{
     assert got[0] == [True, "verified"]
     assert all(ok is False for ok, _ in got[1:]), got
     assert "does not match the data" in got[1][1] and "not the one whose SHA-256" not in got[1][1]
+
+
+# ------------------------------------------------------------------ the page's text, written again by its script
+def _specs() -> list[dict[str, Any]]:
+    """Form descriptions: rows, a hostile schema with classes, numbers with missing values and odd bounds, categories
+    with "none of these", a numeric label with and without bounds."""
+    num = lambda name, lo, hi, miss: {"name": name, "kind": "numeric", "low": lo, "high": hi,  # noqa: E731
+                                      "missing_ok": miss}
+    cat = lambda name, cs, none: {"name": name, "kind": "categorical", "categories": cs,  # noqa: E731
+                                  "none_ok": none}
+    odd = [(0.0, 1.0), (-0.5, 1e21), (1234565.0, 1e16 + 2), (1e-5, 0.1 + 0.2), (-1e300, 5e-324), (17.0, 90.0)]
+    specs = [page_data(_release())["inputs"], page_data(_hostile_release())["inputs"]]
+    for k, (lo, hi) in enumerate(odd):
+        fields = [num(f"n{k} <&'" + '"\\>', lo, hi, k % 2 == 0), cat("c ✓ \u2028", ["a", "<b>", "'q'"], k % 3 == 0)]
+        label = ({"kind": "classes", "classes": ["-1", "+1"], "name": "label"} if k % 3 == 0 else
+                 {"kind": "numeric", "low": lo, "high": hi, "name": "y & z", "encoded": True} if k % 3 == 1 else
+                 {"kind": "numeric", "low": None, "high": None, "name": "label", "encoded": False})
+        specs.append({"encoding": "schema", "fields": fields, "label": label})
+    return specs
+
+
+def _report_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(5)
+    out = []
+    for k, method in enumerate(["data-independent", "data-dependent", "adaptive"] * 4):
+        released = [] if method == "data-independent" else [["hessian"], ["gradient", "hessian"],
+                                                              ["gradient", "hessian", "lambda_min"]][k % 3]
+        parts = [{"name": "model", "epsilon": float(rng.uniform(0, 3)), "delta": 5e-7, "accounting": "exact"}]
+        if k % 4:
+            parts.append({"name": ["report", "gradient report", "a <report>"][k % 3],
+                          "epsilon": float(rng.uniform(0, 1)), "delta": float(rng.uniform(0, 1e-6)),
+                          "accounting": "exact"})
+        rho = [0.05, 1e-9, 0.0009375, float(rng.uniform(0, 1)), 0.5, 1e-3][k % 6]
+        out.append({"method": method, "released": released, "rho": rho,
+                    "guarantee": {"epsilon": 1.0, "delta": 1e-6, "accounting": "exact", "parts": parts}})
+    return out
+
+
+@needs_node
+def test_the_pages_text_in_javascript_is_pythons(tmp_path):
+    """PDP_TEXT, with which the page writes its text again from its checked data, gives Python's characters: the
+    numbers (fmt_up, _plain, _percent), the guarantee in words and its parts, the report's description, the form."""
+    rng = np.random.default_rng(3)
+    cases = _cases()
+    xs = sorted({x for x, _ in cases})
+    plain = xs + [-x for x in xs[::7]] + [0.0, -0.0, 17.0, 1e16, 1e15, 123456789012345680.0, 0.0001, 1e-5]
+    rhos = [0.05, 1e-9, 0.0009375, 0.5, 1e-3, 0.999, 1e-300] + rng.uniform(0, 1, 300).tolist()
+    eps = np.concatenate([10.0 ** rng.uniform(-8, 3, 3000), [0.0, 0.37241, 699.9, 700.0, 750.0, 1e-320]])
+    guarantees = [{"epsilon": float(e), "delta": float(10.0 ** rng.uniform(-12, -1)) if k % 5 else 0.0,
+                   "accounting": "exact", "parts": [{"name": HOSTILE[k % len(HOSTILE)], "epsilon": float(e) / 2,
+                                                     "delta": 1e-7, "accounting": "exact"}] * (k % 3)}
+                  for k, e in enumerate(eps)]
+    specs, reports = _specs(), _report_cases()
+    js = _JS_FORMAT + _JS_TEXT + f"""
+const T = PDP_TEXT, N = (s) => Number(s);
+console.log(JSON.stringify({{
+  up: {json.dumps([[repr(x), k] for x, k in cases])}.map(([s, k]) => T.up(N(s), k)),
+  plain: {json.dumps([repr(x) for x in plain])}.map((s) => T.plain(N(s))),
+  percent: {json.dumps([repr(r) for r in rhos])}.map((s) => T.percent(N(s))),
+  guarantee: {json.dumps(guarantees)}.map((G, k) => T.guarantee(G, k % 2 === 0)),
+  report: {json.dumps(reports)}.map((D) => T.report(D)),
+  form: {json.dumps(specs)}.map((I) => T.form(I)),
+}}));"""
+    got = _node(js, tmp_path)
+    assert got["up"] == [fmt_up(x, k) for x, k in cases]
+    assert got["plain"] == [_plain(x) for x in plain]
+    assert got["percent"] == [_percent(r) for r in rhos]
+    assert got["guarantee"] == [_guarantee_html(g, k % 2 == 0) for k, g in enumerate(guarantees)]
+    assert got["report"] == [_report_html(d) for d in reports]
+    assert got["form"] == [_form_inner(spec) for spec in specs]
+    # what these functions write: rounded up, every digit, rounded down ("at least"), as before
+    assert (_plain(17.0), _plain(0.1 + 0.2), _plain(1e21), _plain(1234565.0)) == ("17", "0.30000000000000004",
+                                                                                 "1e+21", "1234565")
+    assert (_percent(0.05), _percent(1e-9), _percent(0.5)) == ("95%", "99.9999%", "50%")
+    assert _words_guarantee(Guarantee(0.37241, 1.0001e-6)) == _words_guarantee({"epsilon": 0.37241, "delta": 1.0001e-6})
+
+
+@needs_node
+def test_the_page_writes_its_text_again_from_its_checked_data(tmp_path):
+    """An edit of the page's text (the guarantee's numbers, the report's probability, the options' labels) is
+    overwritten once the checks pass: the page shows what its signed data say."""
+    rel = _release()
+    html = privacy_page(rel, private_key=generate_private_key())
+    data = json.loads(_embedded_data(html))
+    g = _guarantee_html(data["guarantee"], rel.seeded)
+    assert f'<div id="guarantee">{g}</div>' in html and f'<p id="report">{_report_html(data)}</p>' in html
+    run = _node_page(html) + """
+PDP_PAGE.ready.then(() => console.log(JSON.stringify([PDP_PAGE.status, el("guarantee").innerHTML,
+                                                      el("report").innerHTML, el("form").innerHTML])));"""
+    status, guarantee, report, form = _node(run, tmp_path)
+    assert status == "verified"
+    assert guarantee == g and report == _report_html(data) and form == _form_inner(data["inputs"])

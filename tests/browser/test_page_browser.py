@@ -12,8 +12,11 @@ Its own check of its data (``PDP_PAGE.check``, the function the page runs when i
 page's data edited (one bit flipped), every base64 character replaced by another, every byte of its signature block
 edited — each refused — and a sample of edited pages loaded whole, each showing the refusal and no number. Also: an
 unsigned page refuses numbers that are not its embedded release's; a browser without Ed25519 (simulated) says
-"signature not checkable in this browser" and never "verified"; a page without Web Crypto (not a secure context) says
-so; hostile names in a schema; no JavaScript (the form is not offered); no state in which the form navigates.
+"signature not checkable in this browser" and never "verified"; a page without Web Crypto (about:blank, plain http)
+says so; in neither, nor on an unsigned page, is a signer or a fingerprint presented as checked, and the warning stands
+beside every number; a signed page whose release's signature was stripped (constants forged, signed by another key)
+is refused; a page whose text was edited shows its data's text; hostile names in a schema; no JavaScript (the form is
+not offered); no state in which the form navigates.
 The closing line (``-s``) prints the Chromium version, whether it has Ed25519, the edit counts and the timings.
 """
 
@@ -98,8 +101,8 @@ def browser():
 
 
 def _open(browser, html: str, width: int = 1024, *, secure: bool = True, javascript: bool = True,
-          init_script: str | None = None, wait: bool = True, pages: dict[str, str] | None = None):
-    """``html`` at :data:`URL` (``secure=False``: as about:blank, not a secure context); waits for the page's check.
+          init_script: str | None = None, wait: bool = True, pages: dict[str, str] | None = None, url: str = URL):
+    """``html`` at ``url`` (``secure=False``: as about:blank, not a secure context); waits for the page's check.
 
     ``pages`` (url -> html) are served too, also those added to the dict later.
     """
@@ -108,7 +111,7 @@ def _open(browser, html: str, width: int = 1024, *, secure: bool = True, javascr
         ctx.add_init_script(init_script)
     requests = []
     pages = pages if pages is not None else {}
-    pages[URL] = html
+    pages[url] = html
 
     def serve(route):
         if route.request.url in pages:
@@ -122,7 +125,7 @@ def _open(browser, html: str, width: int = 1024, *, secure: bool = True, javascr
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     if secure:
-        page.goto(URL, wait_until="load")
+        page.goto(url, wait_until="load")
     else:
         page.set_content(html, wait_until="load")
     if wait and javascript:
@@ -566,37 +569,172 @@ NO_ED25519 = """(() => {
 })();"""
 
 
-@pytest.mark.parametrize("case", ["no Ed25519", "no Web Crypto"])
+#: What the page says wherever the signature could not be checked: at the top, beside the guarantee and the bound.
+CANNOT = ("this browser cannot check the signature: open the page in one that can (Chrome/Edge 137+, Firefox 129+, "
+          "Safari 17+) before relying on the number")
+
+
+def _unchecked(page, warning: str) -> None:
+    """Nothing on the page is presented as checked: no "verified", no signer, no comparison of fingerprints to make;
+    any fingerprint shown is labelled as the page's claim, and ``warning`` stands beside the guarantee."""
+    status = page.inner_text("#check")
+    assert "verified" not in (status + page.inner_text("#guarantee")).lower()
+    assert "Signature verified" not in page.inner_text("body") and page.evaluate("PDP_PAGE.status") != "verified"
+    assert "compare" not in status.lower() and "signer" not in status.lower()
+    assert page.query_selector("#fp-signer") is None and key_fingerprint(KEY) not in page.inner_text("body")
+    assert page.evaluate("document.querySelectorAll('#check dt').length") == 2
+    assert all("claimed by the page, not checked" in t for t in page.eval_on_selector_all(
+        "#check dt", "els => els.map(e => e.textContent)"))
+    assert warning.lower() in status.lower() and page.is_visible("#guarantee-warning")
+    assert warning.lower() in page.inner_text("#guarantee-warning").lower()
+
+
+def _bound_with_warning(page, rel, warning: str, forged: bool = False) -> None:
+    """The bound typed into the form, with the warning beside it (``forged``: the bound of forged constants)."""
+    for j in range(rel.theta.shape[0] - int(rel.fit_intercept)):
+        page.fill(f"#f{j}", "0.3")
+    page.select_option("#label", "yes")
+    page.click("#compute")
+    row = encode_record(rel, [0.3] * (rel.theta.shape[0] - int(rel.fit_intercept)))
+    want = rel.privacy_report.epsilon_bound(row, 1.0)
+    shown = float(page.get_attribute("#result", "data-epsilon"))
+    assert (shown < want * (1 - 1e-6)) if forged else abs(shown - want) <= RTOL * want
+    assert page.is_visible("#result-warning") and warning.lower() in page.inner_text("#result-warning").lower()
+    assert "verified" not in page.inner_text("#result").lower()
+
+
+def _forged_constants(html: str, release_signature: str = "keep") -> str:
+    """``html`` with smaller derived constants (a smaller bound), its signature block left as it is."""
+    text = _data_text(html)
+    d = json.loads(text)
+    d["lambda_lower"] *= 10
+    d["q_cross"] /= 10
+    if release_signature != "keep":
+        d["release_signature"] = None
+    return html.replace(f'id="pdp-data">{text}<', f'id="pdp-data">{_embedded(d)}<', 1)
+
+
+@pytest.mark.parametrize("case", ["no Ed25519", "no Web Crypto (about:blank)", "no Web Crypto (http)"])
 def test_a_browser_that_cannot_check_the_signature_says_so(browser, case):
+    """No "verified", no signer, no fingerprint to compare as if it had been checked — a forged page copying the
+    publisher's signature block would pass such a comparison — and the instruction to open the page in a browser
+    that can check it, at the top, beside the guarantee and beside the bound."""
     rel = _release("logistic", "data-independent", False, d=3)
     html = privacy_page(rel, private_key=KEY)
-    kw = {"init_script": NO_ED25519} if case == "no Ed25519" else {"secure": False}
-    ctx, page, errors, requests = _open(browser, html, **kw)
+    kw = ({"init_script": NO_ED25519} if case == "no Ed25519" else {"secure": False} if "blank" in case else
+          {"url": "http://pdpkit.invalid/privacy.html"})
+    for forged in (False, True):
+        ctx, page, errors, requests = _open(browser, _forged_constants(html) if forged else html, **kw)
+        try:
+            status = page.inner_text("#check")
+            _unchecked(page, CANNOT)
+            if case == "no Ed25519":
+                assert "Signature not checkable in this browser" in status and "Firefox 129" in status
+                assert page.evaluate("PDP_PAGE.status") == "not-checkable"
+                assert page.inner_text("#fp-release") == rel.fingerprint  # computed, but labelled as a claim
+            else:
+                assert "Signature not checkable in this browser or context" in status
+                assert page.evaluate("[isSecureContext, PDP_PAGE.status]") == [False, "no-webcrypto"]
+                assert page.inner_text("#fp-page") == "not computable here"
+            _bound_with_warning(page, rel, CANNOT, forged)
+            # an edit the remaining checks see is still refused
+            bad = page.evaluate("t => PDP_PAGE.check(t.replace('\"sigma\":2.0', '\"sigma\":3.0'), 'null')"
+                                ".then(r => [r.ok, r.message])", _data_text(html))
+            assert bad[0] is False and "sigma" in bad[1]
+            REPORT[f"status_{case.split(' (')[0].replace(' ', '_')}"] = page.evaluate("PDP_PAGE.status")
+            assert not errors and not requests
+        finally:
+            ctx.close()
+
+
+def test_an_unsigned_page_shows_no_signer_and_says_anyone_may_have_changed_it(browser):
+    """An unsigned page whose release is signed (V3u: forged constants beside the release's valid signature): the
+    page does not show the release's signer as its provenance; it says it is unsigned, beside every number."""
+    rel = _release("logistic", "data-dependent", True, d=4).sign(KEY)
+    html = privacy_page(rel)
+    anyone = "its numbers may have been changed by anyone"
+    for forged in (False, True):
+        ctx, page, errors, requests = _open(browser, _forged_constants(html) if forged else html)
+        try:
+            assert page.evaluate("PDP_PAGE.status") == "unsigned" and "This page is not signed" in page.inner_text(
+                "#check")
+            _unchecked(page, anyone)
+            _bound_with_warning(page, rel, anyone, forged)
+            assert not errors and not requests
+        finally:
+            ctx.close()
+
+
+def test_a_forged_page_without_its_releases_signature_is_refused(browser):
+    """The publisher's signed page, its derived constants forged, the release's signature stripped (or kept: the
+    publisher's), the page signed by another key: a refusal and no number, no "Signature verified"."""
+    from test_page import forge
+
+    rel = _release("logistic", "adaptive", True, d=4)
+    html = privacy_page(rel, private_key=KEY)
+    forger = generate_private_key()
+    pages = {"https://pdpkit.invalid/stripped.html": forge(html, forger),
+             "https://pdpkit.invalid/kept.html": forge(html, forger, json.loads(_data_text(html))["release_signature"])}
+    urls = list(pages)
+    ctx, page, errors, requests = _open(browser, html, pages=pages)
     try:
-        status = page.inner_text("#check")
-        assert "Signature verified" not in page.inner_text("body") and page.evaluate("PDP_PAGE.status") != "verified"
-        if case == "no Ed25519":
-            assert "Signature not checkable in this browser" in status and "Firefox 129" in status
-            assert page.evaluate("PDP_PAGE.status") == "not-checkable"
-            # the fingerprints for the reader's comparison, and the key's own fingerprint checked
-            assert page.inner_text("#fp-signer") == key_fingerprint(KEY)
-            assert page.inner_text("#fp-release") == rel.fingerprint
-        else:
-            assert "Signature not checkable in this browser or context" in status
-            assert page.evaluate("[isSecureContext, PDP_PAGE.status]") == [False, "no-webcrypto"]
-        # the bound, with the warning beside it
-        for j in range(3):
-            page.fill(f"#f{j}", "0.3")
-        page.select_option("#label", "yes")
+        assert page.evaluate("PDP_PAGE.status") == "verified"
+        messages = []
+        for url in urls:
+            page.goto(url, wait_until="load")
+            page.wait_for_function("window.PDP_PAGE && PDP_PAGE.state !== 'checking'")
+            messages.append(_refused_without_number(page))
+            assert rel.fingerprint not in page.inner_text("body")
+        assert "carries no signature" in messages[0] and "another key" in messages[1]
+        assert not errors and not requests
+    finally:
+        ctx.close()
+
+
+def test_an_edited_text_is_written_again_from_the_signed_data(browser):
+    """A signed page whose HTML text was edited — the guarantee's sentence and parts, the report's probability, a
+    field's label, the classes' option texts swapped (value "0" shown as "yes") — shows the data's text once it has
+    checked them, and "yes" gives the bound for the data's "yes"."""
+    from pdpkit.page import _form_inner, _guarantee_html, _report_html
+
+    rel = _release("logistic", "data-dependent", True, d=4)
+    html = privacy_page(rel, private_key=KEY)
+    data = json.loads(_data_text(html))
+    g = data["guarantee"]
+    fake = dict(g, epsilon=0.001, parts=[dict(p, epsilon=0.0005) for p in g["parts"]])
+    texts = {"guarantee": _guarantee_html(g, rel.seeded), "report": _report_html(data),
+             "form": _form_inner(data["inputs"])}
+    edits = [(texts["guarantee"], _guarantee_html(fake, False)),
+             (texts["report"], _report_html(dict(data, rho=1e-9))),
+             ('<label for="f0">feature 0</label>', '<label for="f0">feature 2</label>'),
+             ('<option value="0">no</option><option value="1">yes</option>',
+              '<option value="0">yes</option><option value="1">no</option>')]
+    edited = html
+    for old, new in edits:
+        assert edited.count(old) == 1 and old != new
+        edited = edited.replace(old, new)
+    ctx, page, errors, requests = _open(browser, edited)
+    try:
+        assert page.evaluate("PDP_PAGE.status") == "verified"
+        # the page's own text functions give Python's characters, and the page shows them
+        assert page.evaluate("[PDP_TEXT.guarantee(PDP_PAGE.D.guarantee, false), PDP_TEXT.report(PDP_PAGE.D), "
+                             "PDP_TEXT.form(PDP_PAGE.D.inputs)]") == [texts["guarantee"], texts["report"],
+                                                                      texts["form"]]
+        for id_, want in texts.items():
+            assert page.evaluate("([id, h]) => { const t = document.createElement('div'); t.innerHTML = h; "
+                                 "return document.getElementById(id).innerHTML === t.innerHTML; }", [id_, want]), id_
+        assert "0.001" not in page.inner_text("#guarantee") and "99.9999%" not in page.inner_text("#report")
+        assert page.inner_text("label[for=f0]") == "feature 0"
+        assert page.evaluate("Array.from(document.getElementById('label').options, o => [o.value, o.text])") == [
+            ["", "I don't know"], ["0", "no"], ["1", "yes"]]
+        x = [0.2, -0.1, 0.3]
+        for j, v in enumerate(x):
+            page.fill(f"#f{j}", repr(v))
+        page.select_option("#label", label="yes")
         page.click("#compute")
-        want = rel.privacy_report.epsilon_bound(encode_record(rel, [0.3, 0.3, 0.3]), 1.0)
+        want = rel.privacy_report.epsilon_bound(encode_record(rel, x), 1.0)
         assert abs(float(page.get_attribute("#result", "data-epsilon")) - want) <= RTOL * want
-        assert "signature was not checked" in page.inner_text("#result")
-        # an edit the remaining checks see is still refused
-        bad = page.evaluate("t => PDP_PAGE.check(t.replace('\"sigma\":2.0', '\"sigma\":3.0'), 'null')"
-                            ".then(r => [r.ok, r.message])", _data_text(html))
-        assert bad[0] is False and "sigma" in bad[1]
-        REPORT[f"status_{case.replace(' ', '_')}"] = page.evaluate("PDP_PAGE.status")
+        assert page.query_selector("#result-warning") is None and page.query_selector("#guarantee-warning") is None
         assert not errors and not requests
     finally:
         ctx.close()

@@ -5,8 +5,10 @@ public key's fingerprint (:func:`key_fingerprint`) wherever readers can find it.
 pdpkit signs — a release (:meth:`pdpkit.release.Release.sign`), a privacy page's data
 (:func:`pdpkit.page.privacy_page`) — carries a **signature block**::
 
-    {"algorithm": "Ed25519", "public_key": "<32 bytes, base64>",
-     "fingerprint": "<SHA-256 of those 32 bytes, 64 hex digits>", "value": "<64 bytes, base64>"}
+    {"algorithm": "Ed25519",
+     "public_key": "<32 bytes, base64>",
+     "fingerprint": "<SHA-256 of those 32 bytes, 64 hex digits>",
+     "value": "<64 bytes, base64>"}
 
 over ``context + payload``: the payload is the file's canonical JSON without the block
 (``pdpkit._json.canonical_json``), and the context (:data:`RELEASE_CONTEXT`,

@@ -707,8 +707,12 @@ class Release:
         """
         if public_key is not None or self.signature is not None:
             self.verify_signature(public_key)
+        return self._verify_parameters()
+
+    def _verify_parameters(self) -> Release:
+        """:meth:`verify` without the signature (checked already, by :meth:`from_dict`, before the fields)."""
         if self.seeded:
-            warnings.warn(f"this release is {SEEDED_NOTE}", SeededReleaseWarning, stacklevel=2)
+            warnings.warn(f"this release is {SEEDED_NOTE}", SeededReleaseWarning, stacklevel=3)
         try:
             want = self.expected_guarantee()
         except (TypeError, ValueError) as exc:
@@ -809,7 +813,8 @@ class Release:
         rel = cls._from_dict(data, fmt, verify=verify)
         if payload is not None:
             object.__setattr__(rel, "_payload", payload)
-        return rel.verify() if verify else rel
+        # a signature or a key was checked above, over the file's bytes: the fields remain
+        return rel._verify_parameters() if verify else rel
 
     @classmethod
     def _from_dict(cls, data: dict, fmt: Any, *, verify: bool) -> Release:

@@ -19,7 +19,10 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
 * :mod:`pdpkit.schema`, :mod:`pdpkit.preprocessing` — a public schema and preprocessing that
   spends nothing (or is accounted).
+* :mod:`pdpkit.events` — frozen descriptions of mechanisms (Gaussian, ObjPert, selection, …),
+  each with its PLD and RDP; the guarantee objects.
 * :mod:`pdpkit.accountant` — one budget for a session of releases, composed tightly.
+* :mod:`pdpkit.ledger` — a budget in a SQLite file, shared by processes and sessions.
 * :mod:`pdpkit.selection`, :mod:`pdpkit.model_selection` — private choice of λ, paid for.
 * :mod:`pdpkit.release` — the release file, its total guarantee and ledger.
 * :mod:`pdpkit.signing` — Ed25519 keys and signatures: releases and pages anyone can check.
@@ -28,52 +31,32 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.page` — the privacy page: each person computes their own bound in the browser.
 * :mod:`pdpkit.plotting` — the book's figure style.
 * :mod:`pdpkit.experiments` — the computations behind each chapter's figures.
+
+Submodules are imported on first use (PEP 562): ``import pdpkit.gaussian`` loads the
+Gaussian mechanism and what it needs, not scikit-learn, pandas, matplotlib or dask.
 """
 
-from . import (
-    accountant,
-    accounting,
-    amp,
-    analyze_gauss,
-    audit,
-    check,
-    cli,
-    datasets,
-    estimators,
-    experiments,
-    gaussian,
-    goe,
-    losses,
-    model_selection,
-    objpert,
-    ops,
-    output_perturbation,
-    page,
-    plotting,
-    preprocessing,
-    release,
-    report,
-    schema,
-    selection,
-    signing,
-    single,
-    stability,
-)
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
+#: The submodules, imported on first attribute access (``pdpkit.accountant``).
+_SUBMODULES = (
     "accountant",
     "accounting",
     "amp",
     "analyze_gauss",
     "audit",
+    "check",
     "cli",
     "datasets",
     "estimators",
+    "events",
     "experiments",
     "gaussian",
     "goe",
+    "ledger",
     "losses",
     "model_selection",
     "objpert",
@@ -83,11 +66,24 @@ __all__ = [
     "plotting",
     "preprocessing",
     "release",
+    "report",
     "schema",
     "selection",
     "signing",
     "single",
     "stability",
-    "report",
-    "__version__",
-]
+)
+
+__all__ = [*_SUBMODULES, "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))

@@ -27,7 +27,16 @@ __all__ = [
     "check_json_keys",
     "row_norms",
     "clip_factors",
+    "check_mu",
+    "check_repetition_law",
+    "strict_real",
+    "strict_delta",
+    "MU_MAX",
 ]
+
+#: The largest Gaussian parameter μ = Δ/s accepted: a Gaussian part with μ above it alone
+#: costs ε > μ²/2 = 5000, no meaningful guarantee.
+MU_MAX = 100.0
 
 
 def as_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
@@ -292,3 +301,56 @@ def clip_factors(norms: np.ndarray, bound: float) -> np.ndarray:
         The ball's radius.
     """
     return np.minimum(1.0, bound / np.where(norms > 0, norms, 1.0))
+
+
+def check_mu(mu: Any, name: str = "mu") -> float:
+    """A Gaussian mechanism's parameter μ = Δ/s: a real number in [0, :data:`MU_MAX`]."""
+    m = scalar_nonnegative(mu, name)
+    if m > MU_MAX:
+        raise ValueError(f"{name} must be at most {MU_MAX:g} (the Gaussian part alone would cost eps > "
+                         f"{MU_MAX ** 2 / 2:g}); got {float(m):g}: its noise scale is too small for its sensitivity")
+    return float(m)
+
+
+def check_repetition_law(mean: object, shape: object) -> tuple[float, float]:
+    """The law of a selection's number of runs: ``mean`` >= 1 real, ``shape`` >= 0 real or inf (Poisson)."""
+    import math
+
+    for name, value in (("mean", mean), ("shape", shape)):
+        if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+            raise TypeError(f"{name} must be a real number; got {value!r}")
+    m, s = float(mean), float(shape)
+    if not (math.isfinite(m) and m >= 1.0):
+        raise ValueError(f"mean (the expected number of runs) must be a finite number >= 1; got {mean!r}")
+    if m > 1e6:
+        raise ValueError(f"mean must be at most 1e6 runs; got {m:g}")
+    if math.isnan(s) or s < 0.0:
+        raise ValueError(f"shape must be >= 0 (0 logarithmic, 1 geometric, inf Poisson); got {shape!r}")
+    if math.isfinite(s) and s > 1e6:
+        raise ValueError(f"shape must be at most 1e6 or inf (Poisson); got {s:g}")
+    if math.isfinite(s) and m == 1.0:
+        raise ValueError("mean must be > 1 for a truncated negative binomial number of runs (K >= 1 always, "
+                         "so mean 1 is K = 1: no selection)")
+    return m, s
+
+
+def strict_real(value: Any, name: str, *, positive: bool = True, allow_zero: bool = False) -> float:
+    """A real number from a file or a parameter: int or float (not bool or text), finite, > 0 (or >= 0)."""
+    import math
+
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    if positive and not (v > 0 or (allow_zero and v == 0)):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+    return v
+
+
+def strict_delta(value: Any, name: str) -> float:
+    """A δ from a file or a parameter: a number in (0, 1) (:func:`strict_real`)."""
+    v = strict_real(value, name)
+    if not v < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1); got {value!r}")
+    return v

@@ -1,336 +1,179 @@
-r"""One accountant for a session of releases: a ledger of mechanisms, composed tightly, with a budget that refuses.
+r"""One accountant for a session of releases: a ledger of events, composed tightly, with a budget that refuses.
 
 A practitioner's workflow releases more than one model: a private scaler's statistics, the
 K one-vs-rest models of a multiclass classifier, a privacy report, the runs of a private
-model selection. Every record takes part in all of them, so their guarantees compose.
-:class:`PrivacyAccountant` keeps the **ledger** — one :class:`Charge` per mechanism, with
-exactly the public parameters its privacy analysis needs — and computes the total
-:math:`(\varepsilon, \delta)` of everything charged so far (:func:`compose`):
+model selection — and, beside pdpkit, perhaps a DP-SGD run or a Laplace histogram. Every
+record takes part in all of them, so their guarantees compose.
+:class:`PrivacyAccountant` keeps the **ledger** — one :class:`Charge` per release, holding
+the release's :class:`pdpkit.events.PrivacyEvent` — and is the one place where events are
+composed (:func:`compose`), by what each event can do, never by its name:
 
-* **Gaussian mechanisms** (a private statistic, the output noise of approximate minima
-  perturbation, a report's noisy statistics) are described by :math:`\mu = \Delta/s`; any
-  number of them, adaptively composed, is exactly one Gaussian mechanism with
-  :math:`\mu^2 = \sum_i \mu_i^2` (Dong, Roth & Su 2022, Cor 3.3).
-* **Objective perturbation** (one fit) is described by its dominating pair
-  (:func:`pdpkit.accounting.objpert_dominating_pair`; Redberg, Koskela & Wang 2023, Thm 3.1
-  as corrected in :mod:`pdpkit.accounting`). One ObjPert fit with every Gaussian is composed
-  exactly by quadrature (:func:`pdpkit.accounting.objpert_output_epsilon`); several are
-  composed through dp_accounting's privacy-loss distributions
-  (:func:`pdpkit.accounting.objpert_pld`, pessimistic connect-the-dots, composed by FFT;
-  Doroshenko et al. 2022) and, independently, through Rényi DP (Thm 3.2 of the same paper);
-  the smaller of the two valid bounds is the total.
-* **Private selection** (:class:`pdpkit.selection.SelectionCharge`, Papernot & Steinke 2022)
-  is analysed in Rényi DP only; with one in the ledger the whole ledger is composed in RDP.
+* every **Gaussian part** (a Gaussian mechanism, ObjPert's output noise, a report's noisy
+  statistics) is described by :math:`\mu = \Delta/s`; any number of them, adaptively
+  composed, is exactly one Gaussian mechanism with :math:`\mu^2 = \sum_i \mu_i^2` (Dong, Roth
+  & Su 2022, Cor 3.3): ``"gaussian"`` when nothing else is in the ledger;
+* **one** other event that has an exact composition with a Gaussian
+  (:meth:`pdpkit.events.PrivacyEvent.epsilon_with_gaussian`: one ObjPert fit, by quadrature
+  of its dominating pair, :func:`pdpkit.accounting.objpert_output_epsilon`): that exact ε
+  (``"objpert-profile+gaussians"``);
+* otherwise, when every event has a privacy-loss distribution, the smaller of two valid
+  bounds: dp_accounting's pessimistic PLD composition (connect-the-dots, FFT; Doroshenko et
+  al. 2022) and the RDP composition where every event has an RDP curve (``"pld+rdp"``, or
+  ``"pld"``);
+* with an event that has only an RDP curve (a private selection, Papernot & Steinke 2022),
+  everything in Rényi DP (``"rdp"``);
+* an event with neither is refused (:class:`pdpkit.events.UnsupportedEventError`).
 
-Neighbouring data sets differ by adding or removing one record. Every ``charge_*`` method
-checks the budget **before** anything is released: a charge that would take the total above
-``(epsilon, delta)`` raises :class:`BudgetExceededError` and leaves the ledger unchanged,
-so the caller draws no noise. :meth:`PrivacyAccountant.spent` is the total as a
-:class:`Guarantee` whose parts are the ledger's entries; the release file stores the ledger
-(:meth:`Charge.to_dict`) and :meth:`pdpkit.release.Release.verify` recomputes the total from it.
+Neighbouring data sets differ by adding or removing one record. A charge is checked against
+the budget **before** any noise is drawn: one that would take the total above
+``(epsilon, delta)`` raises :class:`BudgetExceededError` and leaves the ledger unchanged.
+:meth:`PrivacyAccountant.charging` draws the noise *inside* the check-and-record step, so a
+charge is recorded exactly when its noise was drawn (see the persistent ledger below).
+:meth:`PrivacyAccountant.spent` is the total as a :class:`pdpkit.events.Guarantee` whose
+parts are the ledger's entries; the release file stores the ledger (:meth:`Charge.to_dict`)
+and :meth:`pdpkit.release.Release.verify` recomputes the total with :func:`compose`.
 
-:class:`Guarantee` and :class:`GuaranteePart` (re-exported by :mod:`pdpkit.release`) are the
-guarantee objects every pdpkit release carries.
+**dp_accounting, both ways.** :meth:`PrivacyAccountant.charge` takes dp_accounting's
+``GaussianDpEvent``, ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` of those,
+``SelfComposedDpEvent`` and ``ComposedDpEvent`` (:func:`pdpkit.events.from_dp_event`), and
+:meth:`PrivacyAccountant.dp_event` exports the ledger as one ``ComposedDpEvent`` (ObjPert and
+selections as :class:`pdpkit.events.PdpkitDpEvent`, which carries its PLD and RDP).
+
+**A budget that lasts.** ``PrivacyAccountant(eps, delta, path="budget.sqlite")`` keeps its
+ledger in SQLite (the standard library's ``sqlite3``): see :mod:`pdpkit.ledger` for the file,
+its integrity check and its transactions. Several processes charging one file never exceed
+its budget together.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import secrets
 import threading
 import warnings
 import weakref
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._display import fmt_up as _up
-from ._validation import check_json_keys as _keys
-from ._validation import check_probability
-from .accounting import (
-    _check_mu,
-    objpert_output_epsilon,
-    objpert_pld,
-    objpert_rdp,
-    rdp_to_epsilon,
+from ._validation import check_json_keys, check_mu, check_probability
+from ._validation import strict_delta as _delta
+from ._validation import strict_real as _real
+from .accounting import objpert_output_calibrate, rdp_to_epsilon
+from .events import (
+    PLD_INTERVAL,
+    RDP_ORDERS,
+    GaussianEvent,
+    Guarantee,
+    GuaranteePart,
+    ObjPertEvent,
+    PrivacyEvent,
+    RepeatAndSelectEvent,
+    SelfComposedEvent,
+    UnsupportedEventError,
+    event_from_dict,
+    from_dp_event,
 )
+from .events import ComposedEvent as _ComposedEvent
 
 __all__ = [
-    "GuaranteePart",
-    "Guarantee",
     "Charge",
     "BudgetExceededError",
     "DetachedAccountantError",
     "PrivacyAccountant",
     "compose",
     "ledger_guarantee",
+    "calibrate_event",
     "objpert_calibrate_composed",
-    "RDP_ORDERS",
-    "PLD_INTERVAL",
 ]
 
-#: The Rényi orders used wherever the ledger is composed in RDP.
-RDP_ORDERS: tuple[float, ...] = tuple(
-    [1.0 + x for x in (0.01, 0.05, 0.1, 0.25, 0.5, 0.75)]
-    + [float(x) for x in np.concatenate([np.arange(2.0, 16.0, 0.5), np.arange(16.0, 64.0, 2.0),
-                                         [64.0, 80.0, 96.0, 128.0, 192.0, 256.0, 512.0, 1024.0]])])
-
-#: Grid step (nats) of the privacy-loss distributions used to compose several ObjPert fits.
-PLD_INTERVAL = 1e-4
-
-_KINDS = ("gaussian", "objpert", "selection")
-_ACC_EXACT = "objpert-profile+gaussians"
 _ACC_GAUSS = "gaussian"
 _ACC_PLD = "pld+rdp"
+_ACC_PLD_ONLY = "pld"
 _ACC_RDP = "rdp"
 
 
-# ------------------------------------------------------------------ strict types
-def _real(value: Any, name: str, *, positive: bool = True, allow_zero: bool = False) -> float:
-    """A real number (int or float, not bool or str), finite, > 0 (or >= 0)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {value!r}")
-    if positive and not (v > 0 or (allow_zero and v == 0)):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
-    return v
+def as_event(event: Any) -> PrivacyEvent:
+    """A pdpkit event from a :class:`pdpkit.events.PrivacyEvent` or a dp_accounting ``DpEvent``."""
+    if isinstance(event, PrivacyEvent):
+        return event
+    from dp_accounting import dp_event as _dpe
+
+    if isinstance(event, _dpe.DpEvent):
+        return from_dp_event(event)
+    raise TypeError(f"event must be a pdpkit.events.PrivacyEvent or a dp_accounting DpEvent; "
+                    f"got {type(event).__name__}")
 
 
-def _delta(value: Any, name: str) -> float:
-    v = _real(value, name)
-    if not v < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1); got {value!r}")
-    return v
-
-
-# ------------------------------------------------------------------ guarantees
-@dataclass(frozen=True)
-class GuaranteePart:
-    """One mechanism's share of a guarantee: its name, its own (ε, δ) and the accounting used.
-
-    Parameters
-    ----------
-    name : str
-        What was released (``"model"``, ``"report"``, a ledger entry's name).
-    epsilon : float
-        The part's ε alone, at its own ``delta``.
-    delta : float
-        The part's δ, in (0, 1).
-    accounting : str
-        The analysis that gives this part's (ε, δ).
-    """
-
-    name: str
-    epsilon: float
-    delta: float
-    accounting: str
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise TypeError("a guarantee part's name must be a non-empty string")
-        if not isinstance(self.accounting, str) or not self.accounting:
-            raise TypeError("a guarantee part's accounting must be a non-empty string")
-        object.__setattr__(self, "epsilon", _real(self.epsilon, f"guarantee part {self.name!r}: epsilon",
-                                                  allow_zero=True))
-        object.__setattr__(self, "delta", _delta(self.delta, f"guarantee part {self.name!r}: delta"))
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"name": self.name, "epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting}
-
-
-@dataclass(frozen=True)
-class Guarantee:
-    r"""An :math:`(\varepsilon, \delta)`-DP guarantee, the accounting that proves it, and its parts.
-
-    Neighbouring data sets differ by adding or removing one record. ``parts`` lists what the
-    guarantee is the total of (the model and the report, or an accountant's ledger), each
-    with its own (ε, δ) alone; ``epsilon`` is their composition at the total ``delta`` under
-    ``accounting``.
-
-    Parameters
-    ----------
-    epsilon : float
-        The total ε (>= 0).
-    delta : float
-        The total δ, in (0, 1).
-    accounting : str
-        The analysis that composes the parts.
-    parts : tuple of GuaranteePart
-        What the total is made of.
-    """
-
-    epsilon: float
-    delta: float
-    accounting: str = _ACC_EXACT
-    parts: tuple[GuaranteePart, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _real(self.epsilon, "guarantee.epsilon", allow_zero=True))
-        object.__setattr__(self, "delta", _delta(self.delta, "guarantee.delta"))
-        if not isinstance(self.accounting, str) or not self.accounting:
-            raise TypeError("guarantee.accounting must be a non-empty string naming the analysis")
-        parts = tuple(self.parts)
-        if not all(isinstance(p, GuaranteePart) for p in parts):
-            raise TypeError("guarantee.parts must be GuaranteePart objects")
-        object.__setattr__(self, "parts", parts)
-
-    def __str__(self) -> str:
-        # ε and δ are upper bounds: shown rounded up (4 and 3 significant digits), never below the guarantee
-        head = f"({_up(self.epsilon, 4)}, {_up(self.delta, 3)})-DP [{self.accounting}, add/remove one record]"
-        if len(self.parts) > 1:
-            head += " = " + " + ".join(f"{p.name} ({_up(p.epsilon, 4)}, {_up(p.delta, 3)})" for p in self.parts)
-        return head
-
-    def part(self, name: str) -> GuaranteePart:
-        """The part called ``name`` (``KeyError`` if absent).
-
-        Parameters
-        ----------
-        name : str
-            The part's name.
-        """
-        for p in self.parts:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting,
-                "parts": [p.to_dict() for p in self.parts]}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Guarantee:
-        """Inverse of :meth:`to_dict`, strict: unknown or missing fields are a ``ValueError`` naming them.
-
-        Parameters
-        ----------
-        data : dict
-            A dict as :meth:`to_dict` writes it.
-        """
-        _keys(data, "guarantee", required=("epsilon", "delta", "accounting", "parts"))
-        parts = data["parts"]
-        if not isinstance(parts, list):
-            raise TypeError("guarantee.parts must be a list")
-        out = []
-        for i, p in enumerate(parts):
-            _keys(p, f"guarantee.parts[{i}]", required=("name", "epsilon", "delta", "accounting"))
-            out.append(GuaranteePart(name=p["name"], epsilon=p["epsilon"], delta=p["delta"],
-                                     accounting=p["accounting"]))
-        return cls(epsilon=data["epsilon"], delta=data["delta"], accounting=data["accounting"], parts=tuple(out))
-
-
-# ------------------------------------------------------------------ the ledger
-_OBJPERT_KEYS = ("L", "beta", "lam", "sigma", "mu_out")
-
-
+# ------------------------------------------------------------------ the ledger entry
 @dataclass(frozen=True)
 class Charge:
-    r"""One entry of a ledger: a mechanism every record took part in, with the public parameters of its analysis.
+    r"""One entry of a ledger: a named release, its event, how many times it ran, and the δ its own ε is stated at.
 
-    * ``kind="gaussian"``: ``params = {"mu": μ}`` — a Gaussian mechanism of sensitivity Δ and
-      noise s, :math:`\mu = \Delta/s` (several statistics released at once: the root sum of
-      squares of their μ).
-    * ``kind="objpert"``: ``params = {"L", "beta", "lam", "sigma", "mu_out"}`` — one ObjPert fit
-      with per-record constants L (gradient) and β (curvature) at the rows' norm bound, the
-      sharp log-determinant constant, followed by output noise of parameter ``mu_out``
-      (0 for none).
-    * ``kind="selection"``: ``params`` = :meth:`pdpkit.selection.SelectionCharge.to_dict` —
-      Papernot–Steinke repeat-and-select over ObjPert candidates.
-
-    ``count`` identical mechanisms (e.g. the K one-vs-rest fits) are one entry. ``delta`` is
-    the δ at which the entry's own ε is stated in :meth:`PrivacyAccountant.spent`'s parts
-    (for information; the total is composed from the parameters).
+    ``count`` identical events (e.g. the K one-vs-rest fits) are one entry. ``delta`` is the
+    δ at which the entry's own ε is stated in :meth:`PrivacyAccountant.spent`'s parts (for
+    information; the total is composed from the events). In a file:
+    ``{"name", "kind", "params", "count", "delta"}`` with the event's ``kind`` and ``params``.
 
     Parameters
     ----------
     name : str
         What was released (shown in the ledger).
-    kind : str
-        ``"gaussian"``, ``"objpert"`` or ``"selection"``.
-    params : dict
-        The mechanism's public parameters, as above.
+    event : PrivacyEvent or dp_accounting DpEvent
+        The mechanism (:mod:`pdpkit.events`).
     count : int
-        How many identical mechanisms the entry stands for (>= 1).
+        How many identical events the entry stands for (1 to 10000).
     delta : float
         The δ at which the entry's own ε is stated, in (0, 1).
     """
 
     name: str
-    kind: str
-    params: dict[str, Any]
+    event: PrivacyEvent
     count: int = 1
     delta: float = 1e-6
-    _key: tuple = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        s = object.__setattr__
         if not isinstance(self.name, str) or not self.name:
             raise TypeError("a charge's name must be a non-empty string")
-        if self.kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}; got {self.kind!r}")
+        object.__setattr__(self, "event", as_event(self.event))
         if isinstance(self.count, (bool, np.bool_)) or not isinstance(self.count, (int, np.integer)) \
                 or self.count < 1 or self.count > 10_000:
             raise ValueError(f"count must be an integer in [1, 10000]; got {self.count!r}")
-        s(self, "count", int(self.count))
-        s(self, "delta", _delta(self.delta, f"charge {self.name!r}: delta"))
-        p = self.params
-        if self.kind == "gaussian":
-            _keys(p, f"charge {self.name!r}: params", required=("mu",))
-            mu = _check_mu(_real(p["mu"], f"charge {self.name!r}: mu"))
-            s(self, "params", {"mu": mu})
-            s(self, "_key", (mu,))
-        elif self.kind == "objpert":
-            _keys(p, f"charge {self.name!r}: params", required=_OBJPERT_KEYS)
-            vals = {k: _real(p[k], f"charge {self.name!r}: {k}", allow_zero=k in ("beta", "mu_out"))
-                    for k in _OBJPERT_KEYS}
-            _check_mu(vals["mu_out"])
-            s(self, "params", vals)
-            s(self, "_key", tuple(vals[k] for k in _OBJPERT_KEYS))
-        else:
-            from .selection import SelectionCharge
+        object.__setattr__(self, "count", int(self.count))
+        object.__setattr__(self, "delta", _delta(self.delta, f"charge {self.name!r}: delta"))
 
-            sel = p if isinstance(p, SelectionCharge) else SelectionCharge.from_dict(p)
-            s(self, "params", sel.to_dict())
-            s(self, "_key", ("selection", repr(sel.to_dict())))
+    @property
+    def kind(self) -> str:
+        """The event's kind (``"gaussian"``, ``"objpert"``, ``"selection"``, …)."""
+        return self.event.kind
 
-    # the parameters as the composition needs them
+    @property
+    def params(self) -> dict[str, Any]:
+        """The event's public parameters."""
+        return self.event.params()
+
     @property
     def gaussian_mu2(self) -> float:
-        """The sum of μ² of this entry's Gaussian mechanisms (ObjPert's output noise included)."""
-        if self.kind == "gaussian":
-            return self.count * self.params["mu"] ** 2
-        if self.kind == "objpert":
-            return self.count * self.params["mu_out"] ** 2
-        return 0.0
+        """The sum of μ² of this entry's Gaussian parts (ObjPert's output noise included)."""
+        return self.count * _split(self.event)[1]
 
-    def selection(self):
-        """The :class:`pdpkit.selection.SelectionCharge` of a ``"selection"`` entry."""
-        from .selection import SelectionCharge
-
-        return SelectionCharge.from_dict(self.params)
-
-    def rdp(self, orders: np.ndarray) -> np.ndarray:
-        """Rényi DP of the entry (all ``count`` mechanisms) at ``orders``.
+    def rdp(self, orders: Any) -> np.ndarray:
+        """Rényi DP of the entry (all ``count`` events) at ``orders``.
 
         Parameters
         ----------
         orders : array_like
             Rényi orders (> 1).
         """
-        al = np.asarray(orders, dtype=float)
-        if self.kind == "gaussian":
-            return self.count * al * self.params["mu"] ** 2 / 2.0
-        if self.kind == "objpert":
-            p = self.params
-            out = objpert_rdp(al, L=p["L"], beta=p["beta"], lam=p["lam"], sigma=p["sigma"], sharp=True)
-            return self.count * (np.asarray(out) + al * p["mu_out"] ** 2 / 2.0)
-        return self.count * np.asarray(self.selection().rdp(al), dtype=float)
+        out = self.event.rdp(np.asarray(orders, dtype=float))
+        if out is None:
+            raise UnsupportedEventError(f"charge {self.name!r}: a {self.kind} event has no RDP curve")
+        return self.count * np.asarray(out, dtype=float)
 
     def epsilon(self, delta: float | None = None) -> float:
         """This entry alone: its ε at ``delta`` (default: the entry's own δ).
@@ -342,9 +185,18 @@ class Charge:
         """
         return compose((self,), self.delta if delta is None else delta)[0]
 
+    def dp_event(self) -> Any:
+        """The entry as a dp_accounting ``DpEvent`` (self-composed ``count`` times)."""
+        ev = self.event.dp_event()
+        if self.count == 1:
+            return ev
+        from dp_accounting import dp_event as _dpe
+
+        return _dpe.SelfComposedDpEvent(event=ev, count=self.count)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the form the release file stores)."""
-        return {"name": self.name, "kind": self.kind, "params": dict(self.params), "count": self.count,
+        return {"name": self.name, "kind": self.kind, "params": self.params, "count": self.count,
                 "delta": self.delta}
 
     @classmethod
@@ -356,71 +208,138 @@ class Charge:
         data : dict
             A dict as :meth:`to_dict` writes it.
         """
-        _keys(data, "ledger entry", required=("name", "kind", "params", "count", "delta"))
-        return cls(name=data["name"], kind=data["kind"], params=data["params"], count=data["count"],
-                   delta=data["delta"])
+        check_json_keys(data, "ledger entry", required=("name", "kind", "params", "count", "delta"))
+        name = data["name"]
+        where = f"charge {name!r}" if isinstance(name, str) else "ledger entry"
+        event = event_from_dict({"kind": data["kind"], "params": data["params"]}, where)
+        return cls(name=name, event=event, count=data["count"], delta=data["delta"])
+
+
+@functools.lru_cache(maxsize=4096)
+def _charge_from_text(text: str) -> Charge:
+    import json
+
+    return Charge.from_dict(json.loads(text))
+
+
+def _charge_of(entry: dict) -> Charge:
+    """A ledger file's entry (JSON dict) as a Charge (parsed once per distinct entry)."""
+    import json
+
+    return _charge_from_text(json.dumps(entry, sort_keys=True))
 
 
 # ------------------------------------------------------------------ composition
-def _gauss_epsilon(mu: float, delta: float) -> float:
-    from .gaussian import gaussian_epsilon
+def _split(event: PrivacyEvent) -> tuple[list[tuple[PrivacyEvent, int]], float]:
+    """(non-Gaussian parts with their counts, total μ² of the Gaussian parts) of one event, flattened."""
+    if isinstance(event, SelfComposedEvent):
+        parts, mu2 = _split(event.event)
+        return [(e, c * event.count) for e, c in parts], mu2 * event.count
+    if isinstance(event, _ComposedEvent):
+        parts, mu2 = [], 0.0
+        for e in event.events:
+            p, m = _split(e)
+            parts += p
+            mu2 += m
+        return parts, mu2
+    core, mu2 = event.split()
+    return ([] if core is None else [(core, 1)]), float(mu2)
 
-    return float(gaussian_epsilon(delta, sensitivity=mu, sigma=1.0))
+
+def _flatten(ledger: tuple[Charge, ...]) -> tuple[list[tuple[PrivacyEvent, int]], float]:
+    cores: dict[tuple, list] = {}
+    mu2 = 0.0
+    for c in ledger:
+        parts, m = _split(c.event)
+        mu2 += c.count * m
+        for e, k in parts:
+            slot = cores.setdefault(e.key, [e, 0])
+            slot[1] += k * c.count
+    return [(e, k) for e, k in cores.values()], mu2
 
 
-@functools.lru_cache(maxsize=256)
-def _objpert_pld(L: float, beta: float, lam: float, sigma: float):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return objpert_pld(L=L, beta=beta, lam=lam, sigma=sigma, sharp=True, value_discretization_interval=PLD_INTERVAL)
+def _orders_for(cores: list[tuple[PrivacyEvent, int]]) -> np.ndarray:
+    orders = np.asarray(RDP_ORDERS)
+    for e, _ in cores:
+        if e.extra_orders:
+            orders = np.union1d(orders, np.asarray(e.extra_orders))
+    return orders
 
 
-def _pld_epsilon(objperts: list[Charge], mu2: float, delta: float) -> float:
-    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+def _rdp_epsilon(cores: list[tuple[PrivacyEvent, int]], mu2: float, delta: float) -> float | None:
+    orders = _orders_for(cores)
+    rdp = orders * mu2 / 2.0
+    for e, k in cores:
+        r = e.rdp(orders)
+        if r is None:
+            return None
+        rdp = rdp + k * np.asarray(r, dtype=float)
+    return float(rdp_to_epsilon(orders, rdp, delta=delta)[0])
+
+
+def _pld_epsilon(cores: list[tuple[PrivacyEvent, int]], mu2: float, delta: float) -> float | None:
+    from .events import GaussianEvent as _G
 
     with warnings.catch_warnings():  # scipy's logsumexp warns on exact zeros inside dp_accounting
         warnings.simplefilter("ignore", RuntimeWarning)
         total = None
-        for c in objperts:
-            p = c.params
-            one = _objpert_pld(p["L"], p["beta"], p["lam"], p["sigma"])
-            part = one.self_compose(c.count) if c.count > 1 else one
+        for e, k in cores:
+            one = e.pld()
+            if one is None:
+                return None
+            part = one.self_compose(k) if k > 1 else one
             total = part if total is None else total.compose(part)
         if mu2 > 0:
-            g = pld_mod.from_gaussian_mechanism(1.0 / math.sqrt(mu2), sensitivity=1.0, pessimistic_estimate=True,
-                                                value_discretization_interval=PLD_INTERVAL)
+            g = _G(mu=check_mu(math.sqrt(mu2))).pld()
             total = g if total is None else total.compose(g)
         return float(total.get_epsilon_for_delta(delta))
 
 
-def _rdp_epsilon(ledger: tuple[Charge, ...], delta: float) -> float:
-    orders = np.asarray(RDP_ORDERS)
-    if any(c.kind == "selection" for c in ledger):  # the selection's own, finer grid as well
-        from .selection import _ORDERS
+def _compose(ledger: tuple[Charge, ...], delta: float) -> tuple[float, str]:
+    cores, mu2 = _flatten(ledger)
+    mu = check_mu(math.sqrt(mu2))
+    if not cores:
+        if mu2 == 0:
+            return 0.0, _ACC_GAUSS
+        from .gaussian import gaussian_epsilon
 
-        orders = np.union1d(orders, np.asarray(_ORDERS)[np.asarray(_ORDERS) > 1.0])
-    rdp = np.zeros_like(orders)
-    for c in ledger:
-        rdp = rdp + c.rdp(orders)
-    return float(rdp_to_epsilon(orders, rdp, delta=delta)[0])
+        return float(gaussian_epsilon(delta, sensitivity=mu, sigma=1.0)), _ACC_GAUSS
+    if len(cores) == 1 and cores[0][1] == 1:
+        exact = cores[0][0].epsilon_with_gaussian(delta, mu=mu)
+        if exact is not None:
+            return float(exact), cores[0][0].exact_accounting
+    if all(e.has_pld for e, _ in cores):
+        eps_pld = _pld_epsilon(cores, mu2, delta)
+        eps_rdp = _rdp_epsilon(cores, mu2, delta) if all(e.has_rdp for e, _ in cores) else None
+        if eps_rdp is None:
+            return max(eps_pld, 0.0), _ACC_PLD_ONLY
+        return max(min(eps_pld, eps_rdp), 0.0), _ACC_PLD
+    if not all(e.has_rdp for e, _ in cores):
+        no_rdp = sorted({e.kind for e, _ in cores if not e.has_rdp})
+        no_pld = sorted({e.kind for e, _ in cores if not e.has_pld})
+        raise UnsupportedEventError(
+            f"these events cannot be composed: {', '.join(no_rdp)} has no RDP curve and {', '.join(no_pld)} "
+            "has no privacy-loss distribution")
+    return _rdp_epsilon(cores, mu2, delta), _ACC_RDP
 
 
 def compose(ledger: Any, delta: float) -> tuple[float, str]:
-    r"""The total ε at ``delta`` of every mechanism in ``ledger``, and the accounting that gives it.
+    r"""The total ε at ``delta`` of every event in ``ledger``, and the accounting that gives it.
 
-    * Gaussians only: the Gaussian mechanism's exact profile at :math:`\mu^2 = \sum\mu_i^2`
+    * Gaussian parts only: the Gaussian mechanism's exact profile at :math:`\mu^2 = \sum\mu_i^2`
       (``"gaussian"``).
-    * One ObjPert fit and any Gaussians: the exact composition of ObjPert's dominating pair
-      with the Gaussian (:func:`pdpkit.accounting.objpert_output_epsilon`,
-      ``"objpert-profile+gaussians"``).
-    * Several ObjPert fits: the smaller of dp_accounting's pessimistic PLD composition and the
-      RDP composition (``"pld+rdp"``); both are upper bounds.
-    * A private selection in the ledger: everything in RDP (``"rdp"``).
+    * One ObjPert fit (or another event with an exact composition with a Gaussian) and any
+      Gaussians: that exact ε (``"objpert-profile+gaussians"``).
+    * Otherwise, when every event has a privacy-loss distribution: the smaller of
+      dp_accounting's pessimistic PLD composition and the RDP composition (``"pld+rdp"``; both
+      are upper bounds), or the PLD alone where an event has no RDP (``"pld"``).
+    * An event with an RDP curve only (a private selection) in the ledger: everything in RDP
+      (``"rdp"``).
 
     Parameters
     ----------
     ledger : sequence of Charge
-        The mechanisms (any order; composition is commutative).
+        The entries (any order; composition is commutative).
     delta : float
         The total δ, in (0, 1).
 
@@ -435,7 +354,8 @@ def compose(ledger: Any, delta: float) -> tuple[float, str]:
     if not all(isinstance(c, Charge) for c in ledger):
         raise TypeError("ledger entries must be Charge objects")
     delta = float(check_probability(delta, "delta"))
-    return _compose_cached(tuple(sorted((c.kind, c._key, c.count) for c in ledger)), delta, ledger)
+    signature = tuple(sorted((c.event.key, c.count) for c in ledger))
+    return _compose_cached(signature, delta, ledger)
 
 
 def _compose_cached(signature: tuple, delta: float, ledger: tuple[Charge, ...]) -> tuple[float, str]:
@@ -452,22 +372,21 @@ def _compose_cached(signature: tuple, delta: float, ledger: tuple[Charge, ...]) 
 _CACHE: dict[tuple, tuple[float, str]] = {}
 
 
-def _compose(ledger: tuple[Charge, ...], delta: float) -> tuple[float, str]:
-    mu2 = sum(c.gaussian_mu2 for c in ledger)
-    objperts = [c for c in ledger if c.kind == "objpert"]
-    if any(c.kind == "selection" for c in ledger):
-        return _rdp_epsilon(ledger, delta), _ACC_RDP
-    n_fits = sum(c.count for c in objperts)
-    mu = _check_mu(math.sqrt(mu2))
-    if n_fits == 0:
-        return _gauss_epsilon(mu, delta), _ACC_GAUSS
-    if n_fits == 1:
-        p = objperts[0].params
-        return float(objpert_output_epsilon(delta, L=p["L"], beta=p["beta"], lam=p["lam"], sigma=p["sigma"], mu=mu,
-                                            sharp=True)), _ACC_EXACT
-    eps_pld = _pld_epsilon(objperts, mu2, delta)
-    eps_rdp = _rdp_epsilon(ledger, delta)
-    return max(min(eps_pld, eps_rdp), 0.0), _ACC_PLD
+def ledger_guarantee(ledger: Any, delta: float) -> Guarantee:
+    """The total :class:`pdpkit.events.Guarantee` of ``ledger`` at ``delta``, one part per entry (each alone at its own δ).
+
+    Parameters
+    ----------
+    ledger : sequence of Charge
+        The entries.
+    delta : float
+        The total δ.
+    """
+    ledger = tuple(ledger)
+    eps, acc = compose(ledger, delta)
+    parts = tuple(GuaranteePart(name=c.name, epsilon=c.epsilon(), delta=c.delta, accounting=compose((c,), c.delta)[1])
+                  for c in ledger)
+    return Guarantee(epsilon=eps, delta=float(delta), accounting=acc, parts=parts)
 
 
 # ------------------------------------------------------------------ the accountant
@@ -476,10 +395,10 @@ class BudgetExceededError(ValueError):
 
 
 class DetachedAccountantError(RuntimeError):
-    """A charge on a pickled copy of an accountant in another process: refused, nothing was released."""
+    """A charge on a pickled copy of an in-memory accountant in another process: refused, nothing was released."""
 
 
-#: The accountants alive in this process, by session id: an accountant unpickled here is the live one.
+#: The in-memory accountants alive in this process, by session id: an accountant unpickled here is the live one.
 _LIVE: weakref.WeakValueDictionary[str, PrivacyAccountant] = weakref.WeakValueDictionary()
 
 
@@ -494,35 +413,49 @@ def _restore_accountant(session: str, epsilon: float, delta: float, ledger: list
     acc._session = session
     acc._detached = True
     acc._lock = threading.Lock()
+    acc._store = None
     return acc
+
+
+def _reopen_accountant(path: str) -> PrivacyAccountant:
+    """Unpickling a persistent accountant: the same ledger file, opened again (it may charge)."""
+    return PrivacyAccountant.open(path)
 
 
 class PrivacyAccountant:
     r"""A privacy budget :math:`(\varepsilon, \delta)` for a session of releases, and its ledger.
 
     Give it to pdpkit's estimators, transformers, reports and selection (``accountant=``):
-    each charges its mechanisms here before drawing any noise, and a charge that would
-    exceed the budget raises :class:`BudgetExceededError` (the ledger is unchanged and the
-    caller releases nothing). :meth:`spent` is the tight total of everything charged
-    (:func:`compose`), at the budget's δ.
+    each charges its event here before drawing any noise, and a charge that would exceed
+    the budget raises :class:`BudgetExceededError` (the ledger is unchanged and the caller
+    releases nothing). :meth:`spent` is the tight total of everything charged
+    (:func:`compose`), at the budget's δ. Other mechanisms are charged with
+    :meth:`charge` — a :mod:`pdpkit.events` event or a dp_accounting ``DpEvent``.
+
+    With ``path``, the ledger lives in a SQLite file (:mod:`pdpkit.ledger`) that outlasts
+    the session: opening an existing file continues its ledger (the budget must be the
+    file's), charges from several processes are serialized by one transaction each, and a
+    file whose budget or entries were edited is refused.
 
     Parameters
     ----------
     epsilon : float
-        The budget's ε (> 0).
+        The budget's ε (> 0, at most 500).
     delta : float
         The budget's δ, in (0, 1): every total is stated at this δ.
+    path : str or os.PathLike, optional
+        A ledger file (created if absent, with a key file ``path + ".key"`` beside it).
 
     Examples
     --------
     >>> acc = PrivacyAccountant(1.0, 1e-6)
-    >>> acc.charge_gaussian(mu=0.2, name="feature means")  # its place in the ledger
+    >>> acc.charge(GaussianEvent(mu=0.2), name="feature means")  # its place in the ledger
     0
     >>> round(acc.spent().epsilon, 3) < 1.0
     True
     """
 
-    def __init__(self, epsilon: float, delta: float) -> None:
+    def __init__(self, epsilon: float, delta: float, *, path: Any = None) -> None:
         self.epsilon = _real(epsilon, "epsilon")
         if self.epsilon > 500.0:
             raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {epsilon!r}")
@@ -531,9 +464,43 @@ class PrivacyAccountant:
         self._session = secrets.token_hex(16)
         self._detached = False
         self._lock = threading.Lock()  # a check and its write are one step (threads of joblib, a server)
-        _LIVE[self._session] = self
+        self._store = None
+        if path is not None:
+            from .ledger import LedgerFile
+
+            self._store = LedgerFile.open_or_create(path, epsilon=self.epsilon, delta=self.delta)
+        else:
+            _LIVE[self._session] = self
+
+    @classmethod
+    def open(cls, path: Any) -> PrivacyAccountant:
+        """The accountant of an existing ledger file, with the file's budget (its integrity checked).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ledger file.
+        """
+        from .ledger import LedgerFile
+
+        store = LedgerFile.open_existing(path)
+        acc = cls.__new__(cls)
+        acc.epsilon, acc.delta = store.epsilon, store.delta
+        acc._ledger = []
+        acc._session = store.ledger_id
+        acc._detached = False
+        acc._lock = threading.Lock()
+        acc._store = store
+        return acc
+
+    @property
+    def path(self) -> str | None:
+        """The ledger file, or ``None`` for an in-memory ledger."""
+        return None if self._store is None else self._store.path
 
     def __reduce__(self) -> tuple:
+        if self._store is not None:  # a copy in another process charges the same file
+            return (_reopen_accountant, (self._store.path,))
         # Pickling (joblib's process pools, multiprocessing, a saved estimator) must not make a second
         # budget: unpickled in the process that holds this accountant it IS this accountant; anywhere
         # else it is a detached copy that shows the ledger as it was and refuses every charge.
@@ -541,7 +508,7 @@ class PrivacyAccountant:
 
     @property
     def detached(self) -> bool:
-        """Whether this is a copy of a session's accountant made by pickling in another process (it refuses charges)."""
+        """Whether this is a copy of an in-memory accountant made by pickling in another process (it refuses charges)."""
         return self._detached
 
     def __deepcopy__(self, memo: dict) -> PrivacyAccountant:
@@ -555,16 +522,37 @@ class PrivacyAccountant:
     def __repr__(self) -> str:
         # budget and spending are both caps, rounded up alike: spent <= budget still reads so
         budget = f"budget=({_up(self.epsilon, 4)}, {_up(self.delta, 3)})"
-        if not self._ledger:
-            return f"PrivacyAccountant({budget}, nothing spent)"
-        g = self.spent()
+        where = "" if self._store is None else f", ledger file {self._store.path!r}"
+        ledger = self.ledger
+        if not ledger:
+            return f"PrivacyAccountant({budget}, nothing spent{where})"
+        g = ledger_guarantee(ledger, self.delta)
         spent = f"spent=({_up(g.epsilon, 4)}, {_up(g.delta, 3)})"
-        return f"PrivacyAccountant({budget}, {spent}, {len(self._ledger)} entries)"
+        return f"PrivacyAccountant({budget}, {spent}, {len(ledger)} entries{where})"
 
     @property
     def ledger(self) -> tuple[Charge, ...]:
-        """Every charge so far, in order."""
+        """Every charge so far, in order (for a ledger file: everything the file holds, from every process)."""
+        if self._store is not None:
+            return tuple(_charge_of(d) for d in self._store.read())
         return tuple(self._ledger)
+
+    def supports(self, event: Any) -> bool:
+        """Whether ``event`` (pdpkit or dp_accounting) can be charged: it has an analysis that composes with the ledger.
+
+        Parameters
+        ----------
+        event : PrivacyEvent or dp_accounting DpEvent
+            The event.
+        """
+        try:
+            ev = as_event(event)
+            compose(self.ledger + (Charge(name="probe", event=ev, delta=self.delta),), self.delta)
+        except (UnsupportedEventError, TypeError):
+            return False
+        except ValueError:
+            return True  # accountable; only its size is refused (e.g. a noise scale too small)
+        return True
 
     def total_epsilon(self, extra: Any = ()) -> float:
         """ε at the budget's δ of the ledger plus the charges ``extra`` (0 for an empty ledger).
@@ -574,7 +562,7 @@ class PrivacyAccountant:
         extra : sequence of Charge
             Charges to add hypothetically.
         """
-        entries = tuple(self._ledger) + tuple(extra)
+        entries = self.ledger + tuple(extra)
         return compose(entries, self.delta)[0] if entries else 0.0
 
     def would_exceed(self, charges: Any) -> bool:
@@ -592,42 +580,106 @@ class PrivacyAccountant:
         """The budget's ε minus the total spent (by composition: later charges cost less than alone)."""
         return max(self.epsilon - self.total_epsilon(), 0.0)
 
-    def charge(self, charges: Any) -> int:
-        """Add ``charges`` to the ledger, or raise :class:`BudgetExceededError` and add nothing.
+    def _entries(self, event: Any, name: str | None, count: int, delta: float | None) -> tuple[Charge, ...]:
+        if isinstance(event, Charge):
+            return (event,)
+        if isinstance(event, (list, tuple)):
+            if not all(isinstance(c, Charge) for c in event):
+                raise TypeError("charges must be Charge objects (or one event with name=)")
+            return tuple(event)
+        if name is None:
+            raise TypeError("charge(event, *, name=...): name the release")
+        return (Charge(name=name, event=event, count=count, delta=self.delta if delta is None else delta),)
 
-        Returns the ledger position of the first added entry: a charged release draws its noise
-        from the stream of that position (``pdpkit._validation.charged_generator``), so
-        two releases of one ledger never share noise, whatever seeds their callers passed. A
-        detached copy (:attr:`detached`) refuses with :class:`DetachedAccountantError`.
+    def _refuse(self, extra: tuple[Charge, ...], after: float) -> BudgetExceededError:
+        names = ", ".join(repr(c.name) for c in extra)
+        return BudgetExceededError(
+            f"charging {names} would spend epsilon = {_up(after)} at delta = {_up(self.delta, 3)}, above "
+            f"the budget epsilon = {self.epsilon:.4g}: nothing was released; lower this release's epsilon "
+            f"(or raise its noise) or start a new accountant with a larger budget")
+
+    @contextlib.contextmanager
+    def charging(self, event: Any, *, name: str | None = None, count: int = 1,
+                 delta: float | None = None) -> Iterator[int]:
+        """Check the budget, let the caller draw its noise, record the charge: one step.
+
+        ``with acc.charging(event, name=...) as position:`` — the budget is checked on entry
+        (:class:`BudgetExceededError`, nothing recorded, before the block runs); the block draws
+        the release's noise from the stream of ``position``
+        (``pdpkit._validation.charged_generator``); the charge is recorded when the block ends,
+        also when it ends with an exception (its noise may have been drawn, and a failure may
+        depend on it). For a ledger file the whole step is one SQLite transaction
+        (``BEGIN IMMEDIATE``): another process waits, and a process killed before the commit
+        records nothing — and released nothing, since a release leaves the block only after it.
 
         Parameters
         ----------
-        charges : Charge or sequence of Charge
-            The entries to add (all or none).
+        event : PrivacyEvent, dp_accounting DpEvent, Charge or sequence of Charge
+            What is released.
+        name : str
+            What the release is called in the ledger (not with Charge objects).
+        count : int
+            How many identical events.
+        delta : float, optional
+            δ at which the entry's own ε is listed (default: the budget's).
         """
-        extra = (charges,) if isinstance(charges, Charge) else tuple(charges)
-        if not all(isinstance(c, Charge) for c in extra):
-            raise TypeError("charges must be Charge objects")
+        extra = self._entries(event, name, count, delta)
         if self._detached:
             raise DetachedAccountantError(
                 "this PrivacyAccountant is a copy made by pickling in another process (for example by joblib "
                 "when n_jobs > 1): a charge here would never reach the session's ledger, so it is refused and "
                 "nothing was released. Fit in the session's process (n_jobs=1, or joblib's threading backend), "
-                "or fit without an accountant and charge its release to the session's accountant yourself")
+                "give the session a ledger file (PrivacyAccountant(..., path=...)), which copies in other "
+                "processes charge too, or fit without an accountant and charge its release yourself")
+        if self._store is not None:
+            with self._lock, self._store.transaction() as txn:
+                ledger = tuple(_charge_of(d) for d in txn.ledger)
+                after = compose(ledger + extra, self.delta)[0]
+                if after > self.epsilon * (1.0 + 1e-12):
+                    raise self._refuse(extra, after)
+                position = len(ledger)
+                try:
+                    yield position
+                finally:
+                    txn.append(tuple(c.to_dict() for c in extra))
+            return
         with self._lock:
             after = self.total_epsilon(extra)
             if after > self.epsilon * (1.0 + 1e-12):
-                names = ", ".join(repr(c.name) for c in extra)
-                raise BudgetExceededError(
-                    f"charging {names} would spend epsilon = {_up(after)} at delta = {_up(self.delta, 3)}, above "
-                    f"the budget epsilon = {self.epsilon:.4g}: nothing was released; lower this release's epsilon "
-                    f"(or raise its noise) or start a new accountant with a larger budget")
+                raise self._refuse(extra, after)
             position = len(self._ledger)
-            self._ledger.extend(extra)
-            return position
+            try:
+                yield position
+            finally:
+                self._ledger.extend(extra)
+
+    def charge(self, event: Any, *, name: str | None = None, count: int = 1, delta: float | None = None) -> int:
+        """Add ``event`` to the ledger, or raise :class:`BudgetExceededError` and add nothing.
+
+        Returns the ledger position of the first added entry: a charged release draws its noise
+        from the stream of that position (``pdpkit._validation.charged_generator``), so
+        two releases of one ledger never share noise, whatever seeds their callers passed.
+        (Draw the noise inside :meth:`charging` to make check, draw and record one step.) A
+        detached copy (:attr:`detached`) refuses with :class:`DetachedAccountantError`; an event
+        without an analysis here with :class:`pdpkit.events.UnsupportedEventError`.
+
+        Parameters
+        ----------
+        event : PrivacyEvent, dp_accounting DpEvent, Charge or sequence of Charge
+            What is released (a sequence of charges is added all or none).
+        name : str
+            What the release is called in the ledger (not with Charge objects).
+        count : int
+            How many identical events (e.g. the steps of a DP-SGD run).
+        delta : float, optional
+            δ at which the entry's own ε is listed (default: the budget's).
+        """
+        with self.charging(event, name=name, count=count, delta=delta) as position:
+            pass
+        return position
 
     def charge_gaussian(self, *, mu: float, name: str, count: int = 1, delta: float | None = None) -> int:
-        r"""Charge ``count`` Gaussian mechanisms of parameter :math:`\mu = \Delta/s` each.
+        r"""Charge ``count`` Gaussian mechanisms of parameter :math:`\mu = \Delta/s` each (:class:`pdpkit.events.GaussianEvent`).
 
         Parameters
         ----------
@@ -640,12 +692,11 @@ class PrivacyAccountant:
         delta : float, optional
             δ at which the entry's own ε is listed (default: the budget's).
         """
-        return self.charge(Charge(name=name, kind="gaussian", params={"mu": mu}, count=count,
-                           delta=self.delta if delta is None else delta))
+        return self.charge(GaussianEvent(mu=mu), name=name, count=count, delta=delta)
 
     def charge_objpert(self, *, L: float, beta: float, lam: float, sigma: float, name: str, mu_out: float = 0.0,
                        count: int = 1, delta: float | None = None) -> int:
-        r"""Charge ``count`` ObjPert fits (constants L and β at the rows' bound, sharp constant) with output noise μ.
+        r"""Charge ``count`` ObjPert fits with output noise μ (:class:`pdpkit.events.ObjPertEvent`).
 
         Parameters
         ----------
@@ -666,58 +717,93 @@ class PrivacyAccountant:
         delta : float, optional
             δ at which the entry's own ε is listed (default: the budget's).
         """
-        return self.charge(Charge(name=name, kind="objpert",
-                           params={"L": L, "beta": beta, "lam": lam, "sigma": sigma, "mu_out": mu_out},
-                           count=count, delta=self.delta if delta is None else delta))
+        return self.charge(ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma, mu_out=mu_out), name=name,
+                           count=count, delta=delta)
 
-    def charge_selection(self, selection: Any, *, name: str, delta: float | None = None) -> int:
-        """Charge a private selection (:class:`pdpkit.selection.SelectionCharge`).
+    def charge_selection(self, selection: RepeatAndSelectEvent, *, name: str, delta: float | None = None) -> int:
+        """Charge a private selection (:class:`pdpkit.events.RepeatAndSelectEvent`).
 
         Parameters
         ----------
-        selection : SelectionCharge
+        selection : RepeatAndSelectEvent
             The selection's public parameters.
         name : str
             What is released.
         delta : float, optional
             δ at which the entry's own ε is listed (default: the budget's).
         """
-        return self.charge(Charge(name=name, kind="selection", params=selection,
-                           delta=self.delta if delta is None else delta))
+        return self.charge(selection, name=name, delta=delta)
 
     def spent(self) -> Guarantee:
         """The total guarantee of the ledger at the budget's δ, with one part per entry."""
-        if not self._ledger:
+        ledger = self.ledger
+        if not ledger:
             raise ValueError("nothing has been charged yet")
-        return ledger_guarantee(self._ledger, self.delta)
+        return ledger_guarantee(ledger, self.delta)
+
+    def dp_event(self) -> Any:
+        """The ledger as one dp_accounting ``ComposedDpEvent`` (ObjPert and selections as :class:`pdpkit.events.PdpkitDpEvent`)."""
+        from dp_accounting import dp_event as _dpe
+
+        return _dpe.ComposedDpEvent(events=[c.dp_event() for c in self.ledger])
 
 
-def ledger_guarantee(ledger: Any, delta: float) -> Guarantee:
-    """The total :class:`Guarantee` of ``ledger`` at ``delta``, one part per entry (each alone at its own δ).
+# ------------------------------------------------------------------ calibration
+def calibrate_event(family: Any, eps: float, delta: float, *, lower: float, upper: float,
+                    rtol: float = 1e-9) -> tuple[float, float]:
+    """The parameter at which an event family meets (ε, δ): the smallest p in [lower, upper] with ε(family(p)) <= eps.
+
+    ``family(p)`` returns an event (or a sequence of :class:`Charge`) whose ε at ``delta``
+    (:func:`compose`) does not increase with p (p a noise scale). Bisection on log p to
+    relative ``rtol``; the returned p is checked (its ε is at most ``eps``). Returns
+    ``(p, epsilon)``.
 
     Parameters
     ----------
-    ledger : sequence of Charge
-        The entries.
-    delta : float
-        The total δ.
+    family : callable
+        ``p -> PrivacyEvent`` (or sequence of Charge), ε non-increasing in p.
+    eps, delta : float
+        The target.
+    lower, upper : float
+        The bracket (0 < lower < upper); ``upper`` must meet the target.
+    rtol : float
+        Relative tolerance on p.
     """
-    ledger = tuple(ledger)
-    eps, acc = compose(ledger, delta)
-    parts = tuple(GuaranteePart(name=c.name, epsilon=c.epsilon(), delta=c.delta, accounting=compose((c,), c.delta)[1])
-                  for c in ledger)
-    return Guarantee(epsilon=eps, delta=float(delta), accounting=acc, parts=parts)
+    eps = _real(eps, "eps")
+    delta = _delta(delta, "delta")
+    lo, hi = _real(lower, "lower"), _real(upper, "upper")
+    if not lo < hi:
+        raise ValueError(f"lower must be below upper; got {lower!r}, {upper!r}")
+
+    def epsilon_of(p: float) -> float:
+        ev = family(p)
+        ledger = tuple(ev) if isinstance(ev, (list, tuple)) else (Charge(name="calibration", event=ev, delta=delta),)
+        return compose(ledger, delta)[0]
+
+    if epsilon_of(hi) > eps:
+        raise ValueError(f"even upper={upper!r} does not reach eps={eps:g} at delta={delta:g}")
+    if epsilon_of(lo) <= eps:
+        return lo, epsilon_of(lo)
+    a, b = math.log(lo), math.log(hi)
+    while b - a > rtol:
+        mid = 0.5 * (a + b)
+        if epsilon_of(math.exp(mid)) <= eps:
+            b = mid
+        else:
+            a = mid
+    p = math.exp(b)
+    return p, epsilon_of(p)
 
 
-# ------------------------------------------------------------------ calibration of several fits
 def _fits_epsilon(e0: float, a: float, L: float, count: int, mu_out: float, delta: float, *, rdp_only: bool) -> float:
     """ε of ``count`` ObjPert fits with log-determinant constant e0 and L/σ = a (σ = L/a, λ from e0)."""
     beta = 1.0
     lam = beta / math.expm1(e0)
-    c = Charge(name="model", kind="objpert", params={"L": L, "beta": beta, "lam": lam, "sigma": L / a,
-                                                    "mu_out": mu_out}, count=count, delta=delta)
+    c = Charge(name="model", event=ObjPertEvent(L=L, beta=beta, lam=lam, sigma=L / a, mu_out=mu_out), count=count,
+               delta=delta)
     if rdp_only:
-        return _rdp_epsilon((c,), delta)
+        cores, mu2 = _flatten((c,))
+        return _rdp_epsilon(cores, mu2, delta)
     return compose((c,), delta)[0]
 
 
@@ -747,14 +833,13 @@ def objpert_calibrate_composed(eps: float, delta: float, *, L: float, beta: floa
     f : float
         σ's factor over the Gaussian mechanism's (> 1).
     """
-    from .accounting import objpert_output_calibrate
     from .gaussian import gaussian_sigma
 
     eps = _real(eps, "eps")
     delta = _delta(delta, "delta")
     L = _real(L, "L")
     beta = _real(beta, "beta", allow_zero=True)
-    mu_out = _check_mu(_real(mu_out, "mu_out", allow_zero=True))
+    mu_out = check_mu(_real(mu_out, "mu_out", allow_zero=True))
     if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) or count < 1:
         raise ValueError(f"count must be an integer >= 1; got {count!r}")
     count = int(count)
@@ -789,9 +874,10 @@ def objpert_calibrate_composed(eps: float, delta: float, *, L: float, beta: floa
     e0 = math.exp(lo)
     lam = beta / math.expm1(e0)
     for _ in range(64):  # the check, with the real beta and lam
-        c = Charge(name="model", kind="objpert", params={"L": L, "beta": beta, "lam": lam, "sigma": sigma,
-                                                        "mu_out": mu_out}, count=count, delta=delta)
+        c = Charge(name="model", event=ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma, mu_out=mu_out),
+                   count=count, delta=delta)
         if compose((c,), delta)[0] <= eps:
             return float(lam), float(sigma)
         lam *= 1.0 + 1e-6
     raise ValueError(f"calibration for {count} fits did not meet eps={eps:g}")  # pragma: no cover
+

@@ -74,6 +74,7 @@ from scipy import integrate, optimize, special
 from ._validation import (
     as_finite_array,
     check_int_at_least,
+    check_mu,
     check_probability,
     scalar_nonnegative,
     scalar_positive,
@@ -1114,17 +1115,6 @@ def _output_delta_one(e: float, eps0: float, a: float, mu: float) -> float:
 
 _DELTA_MIN = 1e-100  # below, log-space floors of the quadrature would decide the answer
 _EPS_MAX = 500.0  # calibration refuses a larger eps: it protects nothing, and exp(eps) leaves the float range
-_MU_MAX = 100.0  # a Gaussian part with mu above this alone costs eps > mu^2/2 = 5000: no meaningful guarantee
-
-
-def _check_mu(mu: object) -> float:
-    m = scalar_nonnegative(mu, "mu")
-    if m > _MU_MAX:
-        raise ValueError(f"mu must be at most {_MU_MAX:g} (the Gaussian part alone would cost eps > "
-                         f"{_MU_MAX ** 2 / 2:g}); got {float(m):g}: its noise scale is too small for its sensitivity")
-    return float(m)
-
-
 def objpert_output_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, sigma: float, mu: float,
                          sharp: bool = False) -> np.ndarray:
     r"""Privacy profile of ObjPert composed with a Gaussian mechanism of parameter μ.
@@ -1158,7 +1148,7 @@ def objpert_output_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, s
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
-    mu = _check_mu(mu)
+    mu = check_mu(mu)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
     out = np.array([_output_delta_one(float(x), eps0, a, mu) for x in e.ravel()]).reshape(e.shape)
     return out[0] if np.ndim(eps) == 0 else out
@@ -1186,7 +1176,7 @@ def objpert_output_epsilon(delta: float, *, L: float, beta: float, lam: float, s
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     eps0, a = _constants(L, beta, lam, sigma, sharp)
-    mu = _check_mu(mu)
+    mu = check_mu(mu)
     delta = float(check_probability(delta, "delta"))
     c = eps0 + 0.5 * a * a
 
@@ -1241,7 +1231,7 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
     delta = scalar_probability(delta, "delta")
     L = _scalar_positive(L, "L")
     beta = scalar_nonnegative(beta, "beta")
-    mu = _check_mu(mu)
+    mu = check_mu(mu)
     if lam is not None and sigma is not None:
         raise ValueError("give at most one of lam and sigma: the other is calibrated")
     if eps > _EPS_MAX:

@@ -9,8 +9,8 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
                [--features a,b,... | --drop id,...]
                [--loss logistic|huber|robust_log] [--norm-bound R] [--row-norm raise|clip]
                [--no-intercept] [--report METHOD --report-epsilon E2 --report-delta D2]
-               [--rho P] [--budget-epsilon EB --budget-delta DB] [--seed S]
-               [--sign KEY] --out RELEASE.json
+               [--rho P] [--budget-epsilon EB --budget-delta DB] [--ledger FILE]
+               [--seed S] [--sign KEY] --out RELEASE.json
     pdpkit report RELEASE.json TARGETS.csv --label COL [--schema SCHEMA.json]
                   [--public-key KEY.pub] --out REPORT.csv [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv [--schema SCHEMA.json]
@@ -22,6 +22,7 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
                 [--public-key KEY.pub] [--sign KEY] --out PRIVACY.html
     pdpkit keygen --out KEY [--force]
     pdpkit verify RELEASE.json [--public-key KEY.pub]
+    pdpkit budget LEDGER.sqlite [--json]
     pdpkit --version
 
 ``fit`` trains :class:`pdpkit.estimators.ObjPertClassifier` (``--loss logistic``: a
@@ -69,7 +70,11 @@ as the schema's ``handle_missing`` says.
 
 **Budget.** ``--budget-epsilon``/``--budget-delta`` create a
 ``pdpkit.accountant.PrivacyAccountant`` that the fit (and its report) is charged to; a
-fit that would exceed the budget is refused before any noise is drawn.
+fit that would exceed the budget is refused before any noise is drawn. With
+``--ledger FILE`` the budget lives in a ledger file (:mod:`pdpkit.ledger`, SQLite): the
+first command creates it with ``--budget-epsilon``/``--budget-delta``, every later one
+(in any shell or process) charges the same file, and ``fit`` prints what remains.
+``budget FILE`` shows the ledger: the budget, each entry with its own (ε, δ), the total.
 
 Bad input stops with a one-line message, exit status 2, and writes no output file. A
 problem of the header (a missing column) names the columns; a problem of the rows (a cell
@@ -115,6 +120,7 @@ import contextlib
 import csv
 import gzip
 import io
+import math
 import os
 import re
 import shlex
@@ -1011,16 +1017,37 @@ def _csv_text(header: list[str], rows: list[list[Any]]) -> str:
 
 # ------------------------------------------------------------------ fit
 def _accountant_for(args: argparse.Namespace):
-    """The accountant of ``--budget-epsilon``/``--budget-delta``, or ``None``."""
+    """The accountant of ``--ledger`` and/or ``--budget-epsilon``/``--budget-delta``, or ``None``."""
+    from .accountant import PrivacyAccountant
+
+    ledger = getattr(args, "ledger", None)
     if args.budget_epsilon is None and args.budget_delta is None:
-        return None
+        if ledger is None:
+            return None
+        if not os.path.isfile(ledger):
+            raise CLIError(f"--ledger {ledger}: no such ledger file; create it by giving its budget once "
+                           "(--budget-epsilon and --budget-delta)")
+        return PrivacyAccountant.open(ledger)
     if args.budget_epsilon is None or args.budget_delta is None:
         raise CLIError("give both --budget-epsilon and --budget-delta (the session's total budget), or neither")
+    if ledger is None:
+        return PrivacyAccountant(args.budget_epsilon, args.budget_delta)
     try:
-        from .accountant import PrivacyAccountant
-    except ImportError:  # pragma: no cover - the accountant ships with the package
-        raise CLIError("--budget-epsilon: this pdpkit has no privacy accountant (pdpkit.accountant)") from None
-    return PrivacyAccountant(args.budget_epsilon, args.budget_delta)
+        return PrivacyAccountant(args.budget_epsilon, args.budget_delta, path=ledger)
+    except ValueError as exc:
+        if type(exc).__name__ == "LedgerIntegrityError":
+            raise
+        raise CLIError(f"--ledger {ledger}: {exc}") from None
+
+
+def _budget_line(acc: Any) -> str:
+    """What is left of an accountant's budget (upper bounds rounded up, the remainder rounded down)."""
+    spent = acc.spent() if acc.ledger else None
+    used = "nothing spent" if spent is None else f"spent ({fmt_up(spent.epsilon, 4)}, {fmt_up(spent.delta, 3)})"
+    left = max(acc.epsilon - (0.0 if spent is None else spent.epsilon), 0.0)
+    left_down = math.floor(left * 1e4) / 1e4
+    return (f"budget ({fmt_up(acc.epsilon, 4)}, {fmt_up(acc.delta, 3)}): {used} in {len(acc.ledger)} entries; "
+            f"remaining epsilon {left_down:.4f}")
 
 
 def _estimator_for(args: argparse.Namespace):
@@ -1147,8 +1174,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     except ValueError as exc:
         if type(exc).__name__ != "BudgetExceededError":
             raise
-        raise CLIError(f"--budget-epsilon {args.budget_epsilon:g} / --budget-delta {args.budget_delta:g}: {exc}; "
-                       "raise the budget, or lower --epsilon (and --report-epsilon)") from None
+        where = (f"--ledger {args.ledger}" if args.budget_epsilon is None else
+                 f"--budget-epsilon {args.budget_epsilon:g} / --budget-delta {args.budget_delta:g}")
+        raise CLIError(f"{where}: {exc}; raise the budget, or lower --epsilon (and --report-epsilon)") from None
 
 
 def _fit_classes(args: argparse.Namespace, schema: Any) -> list[str] | None:
@@ -1258,6 +1286,32 @@ def _fit(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: {described}, {g}{seeded}")
     if signing_key is not None:
         print(f"signed by the key {release.signer} (--sign {args.sign}); release fingerprint {release.fingerprint}")
+    if getattr(args, "ledger", None) is not None:
+        print(f"ledger {args.ledger}: {_budget_line(args.accountant)}")
+    return 0
+
+
+def _cmd_budget(args: argparse.Namespace) -> int:
+    from .accountant import PrivacyAccountant
+
+    if not os.path.isfile(args.ledger_file):
+        raise CLIError(f"{args.ledger_file}: no such ledger file")
+    acc = PrivacyAccountant.open(args.ledger_file)
+    ledger = acc.ledger
+    if args.json:
+        import json
+
+        g = acc.spent() if ledger else None
+        print(json.dumps({"epsilon": acc.epsilon, "delta": acc.delta,
+                          "spent": None if g is None else g.to_dict(),
+                          "entries": [c.to_dict() for c in ledger]}, indent=2, allow_nan=False))
+        return 0
+    print(f"{_plain(args.ledger_file)}: {_budget_line(acc)}")
+    for i, c in enumerate(ledger):
+        count = f" x{c.count}" if c.count > 1 else ""
+        print(f"  {i:>4}  {_plain(c.name)} [{c.kind}{count}]: alone ({fmt_up(c.epsilon(), 4)}, {fmt_up(c.delta, 3)})")
+    if ledger:
+        print(f"  total: {acc.spent()}")
     return 0
 
 
@@ -1732,6 +1786,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="total epsilon of a privacy budget the fit and its report are charged to; a fit that "
                    "would exceed it is refused before any noise is drawn")
     f.add_argument("--budget-delta", type=_probability, help="total delta of that budget, in (0, 1)")
+    f.add_argument("--ledger", metavar="FILE", help="a ledger file (SQLite) the fit is charged to, shared by every "
+                   "command and process that names it: created with --budget-epsilon/--budget-delta, then "
+                   "continued; the remaining budget is printed")
     f.add_argument("--seed", type=_seed, default=None, help="seed of the noise (omit for OS entropy); a release "
                    "drawn from a seed is reproducible by anyone who knows it, so it is private only while the seed "
                    "stays secret")
@@ -1805,6 +1862,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "signed by it (refused otherwise)")
     g.add_argument("--sign", metavar="KEY", help="sign the page's data with this private key (pdpkit keygen)")
     g.set_defaults(func=_cmd_page)
+
+    b = sub.add_parser("budget", help="show a ledger file: its budget, what was charged, what remains")
+    b.add_argument("ledger_file", metavar="FILE", help="the ledger file (written by pdpkit fit --ledger)")
+    b.add_argument("--json", action="store_true", help="print the budget and the entries as JSON")
+    b.set_defaults(func=_cmd_budget)
 
     k = sub.add_parser("keygen", help="make a signing key pair: KEY (private, keep it secret) and KEY.pub",
                        description="Write a new Ed25519 private key to KEY (mode 0600) and its public key to "

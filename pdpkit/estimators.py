@@ -26,9 +26,11 @@ non-private fit are not kept, so the fitted estimator (and its pickle) may be pu
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -41,9 +43,10 @@ from ._validation import as_generator, charged_generator, check_positive, check_
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
 from ._solver import FIND_ROWS, _is_dask, _Rows, _run_pending_check, row_beyond_bound_message
-from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit
+from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit, output_mu
 from .accountant import BudgetExceededError, Charge, PrivacyAccountant, objpert_calibrate_composed
-from .release import Guarantee, Release, multiclass_release, objpert_release
+from .events import Guarantee, ObjPertEvent, report_event
+from .release import Release, multiclass_release, objpert_release
 
 __all__ = [
     "ObjPertClassifier",
@@ -287,40 +290,39 @@ class ObjPertEstimator(BaseEstimator):
 
     def _own_charges(self, loss: GLMLoss, lam: float, sigma: float, count: int, scales: dict[str, Any]) -> list:
         """The ledger entries of this fit (and its report), known before any noise is drawn."""
-        from .objpert import output_mu
-        from .release import _report_mu
-
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
         sigma_out = default_sigma_out(grad_tol=float(self.grad_tol), lam=lam, mu=_output_mu(float(self.epsilon)))
-        mu_out = output_mu(grad_tol=float(self.grad_tol), lam=lam, sigma_out=sigma_out)
-        out = [Charge(name=f"{type(self).__name__} model", kind="objpert",
-                      params={"L": L, "beta": beta, "lam": lam, "sigma": sigma, "mu_out": mu_out}, count=count,
-                      delta=float(self.delta))]
+        model = ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma,
+                             mu_out=output_mu(grad_tol=float(self.grad_tol), lam=lam, sigma_out=sigma_out))
+        out = [Charge(name=f"{type(self).__name__} model", event=model, count=count, delta=float(self.delta))]
         if scales:
-            import types
-
-            mu = _report_mu(types.SimpleNamespace(loss=loss, sigma_gradient=scales.get("sigma_gradient"),
-                                                  sigma_hessian=scales.get("sigma_hessian"),
-                                                  sigma_lambda_min=scales.get("sigma_lambda_min")), R)
-            out.append(Charge(name=f"{type(self).__name__} report", kind="gaussian", params={"mu": mu}, count=count,
+            rep = report_event(L=L, beta=beta, sigma_gradient=scales.get("sigma_gradient"),
+                               sigma_hessian=scales.get("sigma_hessian"),
+                               sigma_lambda_min=scales.get("sigma_lambda_min"))
+            out.append(Charge(name=f"{type(self).__name__} report", event=rep, count=count,
                               delta=float(self.report_delta)))
         return out
 
-    def _charge(self, charges: list) -> tuple[Any, np.random.Generator]:
-        """Charge the accountant (before any noise is drawn) and return it with the fit's noise generator.
+    @contextlib.contextmanager
+    def _charging(self, charges: list) -> Iterator[tuple[Any, np.random.Generator]]:
+        """Charge the accountant and yield it with the fit's noise generator: the fit draws inside the block.
 
-        With an accountant the noise comes from the stream of the charge's ledger position
-        (``pdpkit._validation.charged_generator``): independent of every other release of
-        the session, whatever ``random_state`` is. Without one, from ``random_state`` itself.
+        The budget is checked before the block (nothing is drawn on a refusal); the charge is
+        recorded when the block ends (:meth:`pdpkit.accountant.PrivacyAccountant.charging`), and
+        the release is made after it. With an accountant the noise comes from the stream of the
+        charge's ledger position (``pdpkit._validation.charged_generator``): independent of
+        every other release of the session, whatever ``random_state`` is. Without one, from
+        ``random_state`` itself.
         """
         acc = getattr(self, "accountant", None)
         if acc is None:
-            return None, as_generator(self.random_state, "random_state")
+            yield None, as_generator(self.random_state, "random_state")
+            return
         if not isinstance(acc, PrivacyAccountant):
             raise TypeError(f"accountant must be a pdpkit.accountant.PrivacyAccountant; got {type(acc).__name__}")
-        position = acc.charge(charges)  # BudgetExceededError before any noise is drawn
-        return acc, charged_generator(self.random_state, position)
+        with acc.charging(charges) as position:  # BudgetExceededError before any noise is drawn
+            yield acc, charged_generator(self.random_state, position)
 
     def _seeded(self) -> bool:
         """Whether the noise comes from a caller's seed (an int or a Generator): the release says so."""
@@ -359,18 +361,19 @@ class ObjPertEstimator(BaseEstimator):
         rows = self._rows(X)
         lam, sigma = self._calibrate(loss)
         scales = self._report_scales(loss)
-        acc, rng = self._charge(self._own_charges(loss, lam, sigma, 1, scales))
         grad_tol = float(self.grad_tol)
-        fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
-                          norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
-                          sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam, mu=_output_mu(float(self.epsilon))))
         report = None
         report_delta = float(self.report_delta) if scales else None
-        if self.report is not None:
-            from . import report as _report
+        with self._charging(self._own_charges(loss, lam, sigma, 1, scales)) as (acc, rng):
+            fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
+                              norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
+                              sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam,
+                                                          mu=_output_mu(float(self.epsilon))))
+            if self.report is not None:
+                from . import report as _report
 
-            report = _report.privacy_report(fit, rows, y_signed, method=self.report, rho=float(self.rho),
-                                            rng=rng, **scales)
+                report = _report.privacy_report(fit, rows, y_signed, method=self.report, rho=float(self.rho),
+                                                rng=rng, **scales)
         release = objpert_release(fit, delta=float(self.delta), report=report, report_delta=report_delta,
                                   norm_bound=float(self.norm_bound), fit_intercept=bool(self.fit_intercept),
                                   classes=classes, feature_names=self._release_names(), row_norm=self.row_norm,
@@ -394,6 +397,44 @@ class ObjPertEstimator(BaseEstimator):
 
     def _release_schema(self) -> Any:
         return None if getattr(self, "schema", None) is None else _schema_object(self.schema)
+
+    @classmethod
+    def from_release(cls, release: Release) -> ObjPertEstimator:
+        """A fitted estimator that predicts as ``release`` (its parameters, coefficients, schema and report).
+
+        ``ObjPertClassifier.from_release`` needs a classifier's release (logistic loss with
+        classes), ``ObjPertRegressor.from_release`` a regressor's; ``ObjPertEstimator.from_release``
+        returns whichever the release is.
+
+        Parameters
+        ----------
+        release : pdpkit.release.Release
+            A release with a norm bound (one that carries a guarantee).
+        """
+        if not isinstance(release, Release):
+            raise TypeError(f"release must be a pdpkit.release.Release; got {type(release).__name__}")
+        if release.norm_bound is None:
+            raise ValueError("a release without norm_bound cannot become an estimator (it has no guarantee)")
+        g = release.guarantee
+        kw = dict(epsilon=g.epsilon if g is not None else 1.0, delta=g.delta if g is not None else 1e-5,
+                  lam=release.lam, sigma=release.sigma, norm_bound=release.norm_bound, row_norm=release.row_norm,
+                  fit_intercept=release.fit_intercept, grad_tol=release.grad_tol, schema=release.schema_object)
+        is_classifier = release.loss == "logistic" and release.classes is not None
+        want = ObjPertClassifier if is_classifier else ObjPertRegressor
+        if not issubclass(want, cls):
+            raise TypeError(f"this release is a {'classifier' if is_classifier else 'regressor'}'s: rebuild it with "
+                            f"{want.__name__}.from_release")
+        if is_classifier:
+            est: ObjPertEstimator = ObjPertClassifier(**kw, classes=None if release.schema is not None
+                                                      else list(release.classes))
+            est.classes_ = np.asarray(release.classes)
+        else:
+            est = ObjPertRegressor(loss=release.loss, **kw)
+        est.n_features_in_ = int(release.coef.shape[-1])
+        if release.schema is None and release.feature_names is not None:
+            est.feature_names_in_ = np.asarray(release.feature_names, dtype=object)
+        est._set_fitted(release, release.lam, release.sigma)
+        return est
 
     def _set_fitted(self, release: Release, lam: float, sigma: float) -> None:
         self.release_ = release
@@ -669,20 +710,20 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             lam, sigma = _calibration_ovr(float(self.epsilon), float(self.delta), L, beta, K)
         else:
             lam, sigma = float(self.lam), float(self.sigma)
-        acc, rng = self._charge(self._own_charges(loss, lam, sigma, K, {}))
         grad_tol = float(self.grad_tol)
         sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=_output_mu(float(self.epsilon)))
         fits, reports = [], []
-        for k, g in enumerate(rng.spawn(K)):
-            y_k = np.where(y == classes[k], 1.0, -1.0)
-            fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
-                              sigma_out=sigma_out)
-            if self.report is not None:
-                from . import report as _report
+        with self._charging(self._own_charges(loss, lam, sigma, K, {})) as (acc, rng):
+            for k, g in enumerate(rng.spawn(K)):
+                y_k = np.where(y == classes[k], 1.0, -1.0)
+                fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
+                                  sigma_out=sigma_out)
+                if self.report is not None:
+                    from . import report as _report
 
-                reports.append(_report.privacy_report(fit, rows, y_k, method=self.report,
-                                                      rho=float(self.rho) / K, rng=g))
-            fits.append(fit)
+                    reports.append(_report.privacy_report(fit, rows, y_k, method=self.report,
+                                                          rho=float(self.rho) / K, rng=g))
+                fits.append(fit)
         release = multiclass_release(fits, classes=list(classes), delta=float(self.delta),
                                      reports=reports or None, norm_bound=float(self.norm_bound),
                                      fit_intercept=bool(self.fit_intercept), feature_names=self._release_names(),
@@ -949,24 +990,3 @@ def _private_message(message: str) -> str:
     return f"{out.rstrip(': .')}; {FIND_ROWS}"
 
 
-def _estimator_from_release(release: Release) -> ObjPertEstimator:
-    """A fitted estimator that predicts as ``release`` (its parameters, coefficients, schema and report)."""
-    if not isinstance(release, Release):
-        raise TypeError(f"release must be a pdpkit.release.Release; got {type(release).__name__}")
-    if release.norm_bound is None:
-        raise ValueError("a release without norm_bound cannot become an estimator (it has no guarantee)")
-    g = release.guarantee
-    kw = dict(epsilon=g.epsilon if g is not None else 1.0, delta=g.delta if g is not None else 1e-5,
-              lam=release.lam, sigma=release.sigma, norm_bound=release.norm_bound, row_norm=release.row_norm,
-              fit_intercept=release.fit_intercept, grad_tol=release.grad_tol, schema=release.schema_object)
-    if release.loss == "logistic" and release.classes is not None:
-        est: ObjPertEstimator = ObjPertClassifier(**kw, classes=None if release.schema is not None
-                                                  else list(release.classes))
-        est.classes_ = np.asarray(release.classes)
-    else:
-        est = ObjPertRegressor(loss=release.loss, **kw)
-    est.n_features_in_ = int(release.coef.shape[-1])
-    if release.schema is None and release.feature_names is not None:
-        est.feature_names_in_ = np.asarray(release.feature_names, dtype=object)
-    est._set_fitted(release, release.lam, release.sigma)
-    return est

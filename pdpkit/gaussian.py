@@ -741,16 +741,3 @@ def pdp_moments(epsilons: ArrayLike, *, k: int = 2, weights: ArrayLike | None = 
         powers = eps[None, :] ** np.arange(1, k + 1)[:, None]
         out = powers @ w
     return _finite_result(out, f"epsilons**k (k = {k}) exceeds the largest float: lower k")
-
-
-# Names that moved to :mod:`pdpkit.output_perturbation`; still importable from here.
-_MOVED = ("ridge_fit_nonprivate", "ridge_removal_sensitivity_nonprivate", "ridge_addition_sensitivity_nonprivate",
-          "ridge_pdp_for_all_nonprivate", "ridge_global_sensitivity_bound")
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from . import output_perturbation as _m
-
-        return getattr(_m, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

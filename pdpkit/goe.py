@@ -1342,19 +1342,3 @@ def tracy_widom_approx_cdf(x: ArrayLike, *, d: int) -> np.ndarray | float:
     d = _check_d_any(d)
     xa = _check_x(x)
     return tracy_widom1_cdf(d ** (1.0 / 6.0) * (xa - 2.0 * math.sqrt(d)))
-
-
-# Names that moved to :mod:`pdpkit.analyze_gauss` and :mod:`pdpkit._goe_mpmath`; still importable from here.
-_MOVED = {name: "analyze_gauss" for name in (
-    "analyze_gauss", "analyze_gauss_sensitivity", "analyze_gauss_pdp_epsilon", "analyze_gauss_dp_epsilon",
-    "analyze_gauss_sigma", "analyze_gauss_privacy_loss", "private_lambda_min", "lambda_min_pdp_epsilon",
-    "lambda_min_lower_bound", "weyl_bound")}
-_MOVED["goe_lambda1_cdf_mpmath"] = "_goe_mpmath"
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(f"pdpkit.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,6 +31,7 @@ default law's), and on breast_cancer the selected model is then less accurate
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
@@ -56,7 +57,7 @@ from .estimators import (
 )
 from .losses import get_loss
 from .objpert import DEFAULT_GRAD_TOL, output_mu
-from .release import Guarantee, GuaranteePart
+from .events import Guarantee, GuaranteePart
 from .selection import calibrate_selection, repeat_and_select
 
 __all__ = ["ObjPertClassifierCV", "ObjPertRegressorCV", "ObjPertCVEstimator", "DEFAULT_LAMS", "SELECTION_ACCOUNTING"]
@@ -131,13 +132,6 @@ class ObjPertCVEstimator(BaseEstimator):
                                   lams=tuple(float(v) for v in self.lams), mean=mean, shape=shape, mu_out=mu_out,
                                   score_share=float(self.score_share))
         charge = cal.charge
-        if self.accountant is not None:  # refuses over budget, before any noise is drawn
-            position = self.accountant.charge_selection(charge, name=f"{type(self).__name__} (model selection)")
-            rng = charged_generator(self.random_state, position)  # its own stream of the session
-        else:
-            rng = as_generator(self.random_state, "random_state")
-        validation = rng.random(X.shape[0]) < float(self.validation_fraction)
-        Xt, yt, Xv, yv = X[~validation], y[~validation], X[validation], y[validation]
         noise_sd = 1.0 / charge.score_mu
 
         def run(j: int, gen: np.random.Generator) -> tuple[tuple[int, Any], float]:
@@ -154,12 +148,21 @@ class ObjPertCVEstimator(BaseEstimator):
                 raise RuntimeError("a run's parameters differ from the charged candidate's")
             return (j, est), self._count(est, Xv, yv) + float(gen.normal(0.0, noise_sd))
 
-        # The number of runs K and the secret split are never released (the bound assumes it):
-        # nothing a run emits may reach the caller, so its warnings are discarded, not collected.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            best = repeat_and_select(run, n_candidates=len(charge.candidates), mean=mean, shape=shape, rng=rng,
-                                     default=None)
+        with contextlib.ExitStack() as stack:
+            if self.accountant is not None:  # refuses over budget, before any noise is drawn
+                position = stack.enter_context(self.accountant.charging(
+                    charge, name=f"{type(self).__name__} (model selection)"))
+                rng = charged_generator(self.random_state, position)  # its own stream of the session
+            else:
+                rng = as_generator(self.random_state, "random_state")
+            validation = rng.random(X.shape[0]) < float(self.validation_fraction)
+            Xt, yt, Xv, yv = X[~validation], y[~validation], X[validation], y[validation]
+            # The number of runs K and the secret split are never released (the bound assumes it):
+            # nothing a run emits may reach the caller, so its warnings are discarded, not collected.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                best = repeat_and_select(run, n_candidates=len(charge.candidates), mean=mean, shape=shape,
+                                         rng=rng, default=None)
         del Xt, yt, Xv, yv, validation  # the split is never kept
         self.selection_ = charge
         self.candidates_ = tuple((c[2], c[3]) for c in charge.candidates)
@@ -210,7 +213,7 @@ class ObjPertCVEstimator(BaseEstimator):
 
         Returns
         -------
-        pdpkit.release.Guarantee
+        pdpkit.events.Guarantee
             The total, with the part ``"selection"``.
         """
         check_is_fitted(self)

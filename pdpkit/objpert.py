@@ -76,6 +76,7 @@ from ._solver import (
     _solve,
 )
 from ._validation import _HASH_MULT
+from .events import ObjPertEvent
 from .losses import GLMLoss, Squared
 
 __all__ = [
@@ -177,27 +178,18 @@ class ObjPertResult:
         r"""μ of the output noise: sensitivity :math:`2\tau/\lambda` over :math:`\sigma_{\rm out}` (public)."""
         return output_mu(grad_tol=self.grad_tol, lam=self.lam, sigma_out=self.sigma_out)
 
-    def release(self, *, delta: float | None, report: Any = None) -> Any:
-        r"""What may be published (:class:`pdpkit.release.Release`), with its guarantee at ``delta``.
+    @property
+    def event(self) -> ObjPertEvent | None:
+        """What this fit released, as a :class:`pdpkit.events.ObjPertEvent` (``None`` without a norm bound).
 
-        The guarantee (:func:`pdpkit.release.objpert_guarantee`) is ObjPert at the fit's
-        ``norm_bound`` composed with the output noise; a fit made with ``norm_bound=None`` (or
-        ``delta=None``) gives a release that carries no guarantee. ``report``: a
-        :class:`pdpkit.report.PrivacyReport` of this fit, to publish with it (its releases are
-        composed into the guarantee at ``report_delta``, see :func:`pdpkit.release.objpert_release`).
-
-        Parameters
-        ----------
-        delta : float or None
-            The δ ∈ (0, 1) at which the release's (ε, δ)-DP guarantee is stated (ObjPert and
-            the output noise composed exactly). ``None``: the release carries no guarantee.
-        report : PrivacyReport or None
-            A privacy report of this fit to publish with the model; its noisy releases are
-            composed into the guarantee. Default ``None`` (the model alone).
+        The loss's constants at the fitted rows' bound ``norm_bound`` (L R and β R²), λ, σ and
+        the output noise's μ: charge it to an accountant, or compose it with other events.
         """
-        from .release import objpert_release
-
-        return objpert_release(self, delta=delta, report=report)
+        if self.norm_bound is None or not (math.isfinite(self.loss.lipschitz) and math.isfinite(self.loss.smoothness)):
+            return None
+        R = float(self.norm_bound)
+        return ObjPertEvent(L=self.loss.lipschitz * R, beta=self.loss.smoothness * R * R, lam=self.lam,
+                            sigma=self.sigma, mu_out=self.output_mu)
 
 
 #: The output noise's default μ = (2τ/λ)/σ_out: the solver's tolerance costs the guarantee
@@ -1423,21 +1415,3 @@ def objpert_calibrate_classic(eps: float, delta: float, *, loss: str | GLMLoss =
     lam = float(check_positive(lam, "lam"))
     sigma = objpert_sigma_classic(eps, delta, L=loss.lipschitz, beta=loss.smoothness, lam=lam, form=form)
     return lam, sigma
-
-
-# Names that moved to :mod:`pdpkit.output_perturbation`; still importable from here.
-_MOVED = ("OutputPerturbationResult", "output_perturbation_fit", "output_perturbation_sensitivity")
-# Names that moved to :mod:`pdpkit.release` (the release file spans model, report and guarantee).
-_MOVED_RELEASE = ("Guarantee", "Release", "objpert_guarantee", "objpert_release")
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from . import output_perturbation as _m
-
-        return getattr(_m, name)
-    if name in _MOVED_RELEASE:
-        from . import release as _r
-
-        return getattr(_r, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

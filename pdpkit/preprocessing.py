@@ -69,7 +69,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_finite_array, as_generator, charged_generator, scalar_positive, scalar_probability
 from .gaussian import gaussian_epsilon, gaussian_sigma
-from .release import Guarantee, GuaranteePart
+from .events import GaussianEvent, Guarantee, GuaranteePart
 from .schema import PrivacyLeakWarning, Schema
 
 __all__ = [
@@ -318,7 +318,7 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         σ of the noise on the sums, in units of the normalized features.
     mu_ : float
         :math:`\Delta/\sigma` of the Gaussian mechanism (what an accountant is charged).
-    guarantee_ : pdpkit.release.Guarantee
+    guarantee_ : pdpkit.events.Guarantee
         The scaler's own :math:`(\varepsilon, \delta)` with one part, ``"PrivateStandardScaler"``.
     n_features_in_ : int
         Number of features seen in ``fit``.
@@ -377,14 +377,14 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         sensitivity = math.sqrt(1.0 + d)
         sigma, eps_exact = _scaler_calibration(eps, delta, d)
         mu = sensitivity / sigma
+        sums = _scaler_contributions(X, lower, upper).sum(axis=0)
         if self.accountant is not None:
-            # charged before any noise is drawn: a refusal releases nothing; the noise comes from the
-            # stream of the charge's place in the ledger, never another release's, whatever the seed
-            position = self.accountant.charge_gaussian(mu=mu, name="PrivateStandardScaler")
-            rng = charged_generator(self.random_state, position)
+            # checked before any noise is drawn (a refusal releases nothing), recorded with the draw; the
+            # noise comes from the stream of the charge's place in the ledger, whatever the seed
+            with self.accountant.charging(GaussianEvent(mu=mu), name="PrivateStandardScaler") as position:
+                sums = sums + charged_generator(self.random_state, position).normal(0.0, sigma, size=2 * d + 1)
         else:
-            rng = as_generator(self.random_state, "random_state")
-        sums = _scaler_contributions(X, lower, upper).sum(axis=0) + rng.normal(0.0, sigma, size=2 * d + 1)
+            sums = sums + as_generator(self.random_state, "random_state").normal(0.0, sigma, size=2 * d + 1)
         n_tilde = max(float(sums[0]), 1.0)
         mean_u = np.clip(sums[1:d + 1] / n_tilde, -1.0, 1.0)
         second_u = np.clip(sums[d + 1:] / n_tilde + 1.0, 0.0, 1.0)

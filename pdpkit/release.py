@@ -49,8 +49,11 @@ from . import signing as _signing
 from ._json import canonical_json, loads_strict
 from ._solver import _check_loss
 from ._validation import as_finite_array, check_probability, clip_factors, row_norms
-from .accountant import Charge, Guarantee, GuaranteePart, _delta, _keys, _real, compose, ledger_guarantee
-from .accounting import _check_mu
+from ._validation import check_json_keys as _keys
+from ._validation import strict_delta as _delta
+from ._validation import strict_real as _real
+from .accountant import Charge, compose, ledger_guarantee
+from .events import Guarantee, GuaranteePart, ObjPertEvent, report_event
 from .losses import GLMLoss, get_loss
 from .objpert import ObjPertResult, output_mu
 
@@ -58,8 +61,6 @@ __all__ = [
     "RELEASE_FORMAT",
     "SEEDED_NOTE",
     "SeededReleaseWarning",
-    "GuaranteePart",
-    "Guarantee",
     "Release",
     "objpert_guarantee",
     "release_guarantee",
@@ -106,11 +107,11 @@ def _constants(loss: GLMLoss, R: float) -> tuple[float, float]:
     return loss.lipschitz * R, loss.smoothness * R * R
 
 
-def _report_mu(report: _report.PrivacyReport, R: float) -> float:
-    """μ of the report's releases as one Gaussian mechanism, for rows of norm <= R (sensitivities LR, βR²/√2, βR²)."""
+def _report_event(report: _report.PrivacyReport, R: float) -> Any:
+    """What the report releases, for rows of norm <= R (:func:`pdpkit.events.report_event`)."""
     L, beta = _constants(report.loss, R)
-    sens = {"sigma_gradient": L, "sigma_hessian": beta / _SQRT2, "sigma_lambda_min": beta}
-    return math.sqrt(sum((s / getattr(report, k)) ** 2 for k, s in sens.items() if getattr(report, k) is not None))
+    return report_event(L=L, beta=beta, sigma_gradient=report.sigma_gradient, sigma_hessian=report.sigma_hessian,
+                        sigma_lambda_min=report.sigma_lambda_min)
 
 
 def model_charges(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: float, grad_tol: float,
@@ -150,15 +151,13 @@ def model_charges(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: 
     delta = float(check_probability(delta, "delta"))
     L, beta = _constants(loss, R)
     mu_out = output_mu(grad_tol=grad_tol, lam=lam, sigma_out=sigma_out)
-    out = [Charge(name="model", kind="objpert",
-                  params={"L": L, "beta": beta, "lam": lam, "sigma": sigma, "mu_out": mu_out},
+    out = [Charge(name="model", event=ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma, mu_out=mu_out),
                   count=count, delta=delta)]
     if report is not None and report._released():
         if report_delta is None:
             raise ValueError("report_delta is needed: the report releases noisy statistics")
         dr = float(check_probability(report_delta, "report_delta"))
-        out.append(Charge(name="report", kind="gaussian", params={"mu": _check_mu(_report_mu(report, R))},
-                          count=count, delta=dr))
+        out.append(Charge(name="report", event=_report_event(report, R), count=count, delta=dr))
     return tuple(out)
 
 
@@ -596,12 +595,6 @@ class Release:
             return out.astype(np.asarray(list(classes)).dtype)
         except (TypeError, ValueError):  # pragma: no cover
             return out
-
-    def to_estimator(self) -> Any:
-        """A fitted :class:`pdpkit.estimators.ObjPertClassifier` / ``ObjPertRegressor`` that predicts as this release."""
-        from .estimators import _estimator_from_release
-
-        return _estimator_from_release(self)
 
     # ------------------------------------------------------------ checking
     def own_charges(self) -> tuple[Charge, ...]:

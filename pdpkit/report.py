@@ -804,7 +804,7 @@ class PrivacyReport:
             ``(low, high)``, the public range of a regression label on the fitted scale
             (:math:`(-1, 1)` for a label encoded by a schema); needed without ``target_y``
             for a regression loss.
-        guarantee : pdpkit.release.Guarantee, optional
+        guarantee : pdpkit.events.Guarantee, optional
             The release's total guarantee (with its parts ``"model"`` and ``"report"``), so
             the result can state the model's and the report's ε.
         index : array_like, optional
@@ -828,7 +828,7 @@ class PrivacyReport:
                 total_eps, total_delta = float(guarantee.epsilon), float(guarantee.delta)
                 parts = {p.name: p for p in getattr(guarantee, "parts", ())}
             except (AttributeError, TypeError, ValueError):
-                raise TypeError("guarantee must be a pdpkit.release.Guarantee (epsilon, delta, parts)") from None
+                raise TypeError("guarantee must be a pdpkit.events.Guarantee (epsilon, delta, parts)") from None
             rep = parts.get("report") or next((p for n, p in parts.items() if n.endswith(" report")), None)
             if rep is not None:  # "report", or an estimator's "<Estimator> report" in an accountant's ledger
                 report_eps, report_delta = float(rep.epsilon), float(rep.delta)

@@ -99,8 +99,17 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from ._validation import as_finite_array, as_generator, check_int_at_least, scalar_positive, scalar_probability
-from .accounting import _check_mu, objpert_rdp, objpert_sigma, rdp_to_epsilon
+from ._validation import (
+    as_finite_array,
+    as_generator,
+    check_int_at_least,
+    check_mu,
+    check_repetition_law,
+    scalar_positive,
+    scalar_probability,
+)
+from .accounting import objpert_sigma, rdp_to_epsilon
+from .events import SELECTION_FORMAT, SELECTION_ORDERS, RepeatAndSelectEvent, repetitions_gamma
 from .objpert import DEFAULT_OUTPUT_MU
 
 __all__ = [
@@ -115,42 +124,11 @@ __all__ = [
     "default_repetitions",
 ]
 
-#: The format tag of :meth:`SelectionCharge.to_dict`.
-SELECTION_FORMAT = "pdpkit-selection/1"
-
-#: The orders at which the base run's RDP is evaluated for the selection theorems (the
-#: :math:`\hat\lambda` of Thm 2 and the conversion's orders of Thm 6): 1 and 1 + 10^(-3..4).
-_ORDERS = np.concatenate([[1.0], 1.0 + np.geomspace(1e-3, 1e4, 199)])
+#: The charge of a private selection: the event :class:`pdpkit.events.RepeatAndSelectEvent`.
+SelectionCharge = RepeatAndSelectEvent
 
 
 # ----------------------------------------------------------------- the law of K
-def _check_law(mean: object, shape: object) -> tuple[float, float]:
-    """(mean, shape) validated: mean >= 1 real, shape >= 0 real or inf (Poisson)."""
-    for name, value in (("mean", mean), ("shape", shape)):
-        if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
-            raise TypeError(f"{name} must be a real number; got {value!r}")
-    m, s = float(mean), float(shape)
-    if not (math.isfinite(m) and m >= 1.0):
-        raise ValueError(f"mean (the expected number of runs) must be a finite number >= 1; got {mean!r}")
-    if m > 1e6:
-        raise ValueError(f"mean must be at most 1e6 runs; got {m:g}")
-    if math.isnan(s) or s < 0.0:
-        raise ValueError(f"shape must be >= 0 (0 logarithmic, 1 geometric, inf Poisson); got {shape!r}")
-    if math.isfinite(s) and s > 1e6:
-        raise ValueError(f"shape must be at most 1e6 or inf (Poisson); got {s:g}")
-    if math.isfinite(s) and m == 1.0:
-        raise ValueError("mean must be > 1 for a truncated negative binomial number of runs (K >= 1 always, "
-                         "so mean 1 is K = 1: no selection)")
-    return m, s
-
-
-def _tnb_gamma(mean: float, shape: float) -> float:
-    """γ of the truncated negative binomial law with this mean (dp_accounting's solver: the bound uses it)."""
-    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
-
-    return float(rdp_acc._gamma_truncated_negative_binomial(shape, mean))
-
-
 def repetitions_pmf(n_runs: ArrayLike, *, mean: float, shape: float) -> np.ndarray:
     r"""The probability that repeat and select makes exactly ``n_runs`` runs.
 
@@ -174,7 +152,7 @@ def repetitions_pmf(n_runs: ArrayLike, *, mean: float, shape: float) -> np.ndarr
     numpy.ndarray
         The probabilities, shaped like ``n_runs``.
     """
-    mean, shape = _check_law(mean, shape)
+    mean, shape = check_repetition_law(mean, shape)
     kk = np.asarray(as_finite_array(n_runs, "n_runs"), dtype=float)
     if np.any(kk != np.floor(kk)):
         raise ValueError("n_runs must hold integers")
@@ -182,7 +160,7 @@ def repetitions_pmf(n_runs: ArrayLike, *, mean: float, shape: float) -> np.ndarr
         if math.isinf(shape):
             out = np.where(kk >= 0, np.exp(kk * math.log(mean) - mean - special.gammaln(kk + 1.0)), 0.0)
         else:
-            g = _tnb_gamma(mean, shape)
+            g = repetitions_gamma(mean, shape=shape)
             if shape == 0.0:
                 logp = kk * math.log1p(-g) - np.log(kk) - math.log(-math.log(g))
             else:
@@ -196,7 +174,7 @@ def _draw_k(mean: float, shape: float, rng: np.random.Generator) -> int:
     """One draw of the number of runs from its law (exactly as in Papernot & Steinke 2022)."""
     if math.isinf(shape):
         return int(rng.poisson(mean))
-    g = _tnb_gamma(mean, shape)
+    g = repetitions_gamma(mean, shape=shape)
     if shape == 0.0:
         return int(rng.logseries(1.0 - g))
     p0 = math.exp(shape * math.log(g))  # P[NB = 0] = gamma^eta, rejected
@@ -256,7 +234,6 @@ def default_repetitions(n_candidates: int, *, coverage: float = 0.9, shape: floa
     return float(math.exp(optimize.brentq(gap, math.log(1.0 + 1e-6), math.log(1e6), xtol=1e-12)))
 
 
-# ------------------------------------------------------------------ the charge
 def _real(value: Any, name: str) -> float:
     if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
         raise TypeError(f"{name} must be a real number; got {value!r}")
@@ -266,205 +243,6 @@ def _real(value: Any, name: str) -> float:
     return v
 
 
-_FIELDS = ("L", "beta", "lam", "sigma", "mu_out")
-
-
-def _check_candidates(candidates: Any) -> tuple[tuple[float, float, float, float, float], ...]:
-    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
-        raise TypeError("candidates must be a sequence of (L, beta, lam, sigma, mu_out) tuples")
-    out = []
-    for i, c in enumerate(candidates):
-        if isinstance(c, (str, bytes)) or not isinstance(c, Sequence) or len(c) != 5:
-            raise TypeError(f"candidates[{i}] must be a tuple (L, beta, lam, sigma, mu_out); got {c!r}")
-        vals = tuple(_real(v, f"candidates[{i}].{n}") for v, n in zip(c, _FIELDS, strict=True))
-        L, beta, lam, sigma, mu_out = vals
-        for n, v in (("L", L), ("lam", lam), ("sigma", sigma)):
-            if not v > 0:
-                raise ValueError(f"candidates[{i}].{n} must be > 0; got {v!r}")
-        for n, v in (("beta", beta), ("mu_out", mu_out)):
-            if not v >= 0:
-                raise ValueError(f"candidates[{i}].{n} must be >= 0; got {v!r}")
-        _check_mu(mu_out)
-        out.append(vals)
-    if not out:
-        raise ValueError("candidates must hold at least one candidate")
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class SelectionCharge:
-    r"""The public parameters of one private model selection: what an accountant stores and recomputes.
-
-    ``candidates`` are the grid's public settings ``(L, beta, lam, sigma, mu_out)``, each
-    run training ``count`` ObjPert fits (sharp constant) with output noise ``mu_out`` each;
-    ``score_mu`` is the score's Gaussian parameter (a count with sensitivity 1, noise of
-    standard deviation ``1/score_mu``); ``mean`` and ``shape`` give the law of the number of
-    runs (``shape = inf``: Poisson). :meth:`rdp` is :func:`selection_rdp` and
-    :meth:`epsilon` is :func:`selection_epsilon` at these parameters.
-
-    Parameters
-    ----------
-    candidates : tuple of tuple of float
-        The candidates ``(L, beta, lam, sigma, mu_out)``.
-    score_mu : float
-        The score's Gaussian parameter (> 0).
-    mean : float
-        The expected number of runs.
-    shape : float
-        The law's shape: ``math.inf`` for Poisson, η >= 0 for the truncated negative binomial.
-    count : int
-        ObjPert fits per run on the same records (1 for a binary model).
-    """
-
-    candidates: tuple[tuple[float, float, float, float, float], ...]
-    score_mu: float
-    mean: float
-    shape: float
-    count: int = 1
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "candidates", _check_candidates(self.candidates))
-        mu = _real(self.score_mu, "score_mu")
-        if not mu > 0:
-            raise ValueError(f"score_mu must be > 0; got {self.score_mu!r}")
-        object.__setattr__(self, "score_mu", float(_check_mu(mu)))
-        m, s = _check_law(self.mean, self.shape)
-        object.__setattr__(self, "mean", m)
-        object.__setattr__(self, "shape", s)
-        object.__setattr__(self, "count", check_int_at_least(self.count, "count", 1))
-
-    def rdp(self, orders: ArrayLike) -> np.ndarray:
-        """The selection's RDP at ``orders`` (:func:`selection_rdp`).
-
-        Parameters
-        ----------
-        orders : array_like
-            Rényi orders >= 1.
-
-        Returns
-        -------
-        numpy.ndarray
-            The RDP at each order (``inf`` where no bound is available).
-        """
-        return selection_rdp(orders, candidates=self.candidates, score_mu=self.score_mu, mean=self.mean,
-                             shape=self.shape, count=self.count)
-
-    def epsilon(self, delta: float) -> float:
-        """The selection's ε at ``delta`` (:func:`selection_epsilon`).
-
-        Parameters
-        ----------
-        delta : float
-            The target δ in (0, 1).
-
-        Returns
-        -------
-        float
-            The ε.
-        """
-        return selection_epsilon(delta, candidates=self.candidates, score_mu=self.score_mu, mean=self.mean,
-                                 shape=self.shape, count=self.count)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (format :data:`SELECTION_FORMAT`; a Poisson law has no shape)."""
-        law = ({"law": "poisson", "mean": self.mean} if math.isinf(self.shape)
-               else {"law": "truncated-negative-binomial", "mean": self.mean, "shape": self.shape})
-        return {"format": SELECTION_FORMAT,
-                "candidates": [dict(zip(_FIELDS, c, strict=True)) for c in self.candidates],
-                "score_mu": self.score_mu, "count": self.count, "repetitions": law}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> SelectionCharge:
-        """Inverse of :meth:`to_dict`, strict: another format, unknown or missing fields are a ``ValueError``.
-
-        Parameters
-        ----------
-        data : dict
-            As produced by :meth:`to_dict`.
-
-        Returns
-        -------
-        SelectionCharge
-            The charge.
-        """
-        def keys(d: Any, where: str, required: tuple[str, ...]) -> None:
-            if not isinstance(d, dict):
-                raise TypeError(f"{where} must be a JSON object; got {type(d).__name__}")
-            extra, missing = sorted(set(d) - set(required)), [k for k in required if k not in d]
-            if extra or missing:
-                raise ValueError(f"{where}: unknown field(s) {extra}, missing field(s) {missing}")
-
-        keys(data, "selection", ("format", "candidates", "score_mu", "count", "repetitions"))
-        if data["format"] != SELECTION_FORMAT:
-            raise ValueError(f"selection.format must be {SELECTION_FORMAT!r}; got {data['format']!r}")
-        if not isinstance(data["candidates"], list):
-            raise TypeError("selection.candidates must be a list")
-        cands = []
-        for i, c in enumerate(data["candidates"]):
-            keys(c, f"selection.candidates[{i}]", _FIELDS)
-            cands.append(tuple(c[k] for k in _FIELDS))
-        law = data["repetitions"]
-        if isinstance(law, dict) and law.get("law") == "poisson":
-            keys(law, "selection.repetitions", ("law", "mean"))
-            shape = math.inf
-        else:
-            keys(law, "selection.repetitions", ("law", "mean", "shape"))
-            if law["law"] != "truncated-negative-binomial":
-                raise ValueError("selection.repetitions.law must be 'poisson' or 'truncated-negative-binomial'")
-            shape = law["shape"]
-        if isinstance(data["count"], bool) or not isinstance(data["count"], int):
-            raise TypeError("selection.count must be an integer")
-        return cls(candidates=tuple(cands), score_mu=data["score_mu"], mean=law["mean"], shape=shape,
-                   count=data["count"])
-
-
-# ------------------------------------------------------------------- the RDP
-def _base_rdp(al: np.ndarray, cands: tuple, score_mu: float, count: int) -> np.ndarray:
-    """The base run's RDP at orders ``al`` >= 1 (see the module): max(log-mean-exp of the candidates, score)."""
-    rho = np.array([count * (np.asarray(objpert_rdp(al, L=L, beta=beta, lam=lam, sigma=sigma, sharp=True))
-                             + 0.5 * al * mu_out * mu_out)
-                    for L, beta, lam, sigma, mu_out in cands])
-    m = rho.shape[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        am1 = al - 1.0
-        lme = (special.logsumexp(am1 * rho, axis=0) - math.log(m)) / np.where(am1 > 0, am1, 1.0)
-    train = np.where(am1 > 0, lme, rho.mean(axis=0))  # order 1 (KL): the mean
-    train = np.maximum(train, rho.min(axis=0))  # guards rounding: a log-mean-exp is >= the minimum
-    out = np.maximum(train, 0.5 * al * score_mu * score_mu)
-    if not np.all(np.isfinite(out)):
-        raise ValueError("the base run's RDP overflows: some candidate's L/sigma (or score_mu) is too large")
-    return out
-
-
-def _repeat_and_select_rdp(orders: np.ndarray, base: Callable[[np.ndarray], np.ndarray], mean: float,
-                           shape: float) -> np.ndarray:
-    """Papernot & Steinke (2022) Thm 2/6 by dp_accounting, on the union of ``orders`` and :data:`_ORDERS`.
-
-    The one place that calls dp_accounting's private ``_compute_rdp_repeat_and_select``
-    (tests/test_selection.py pins it against an independent evaluation of the theorems).
-    """
-    from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
-
-    grid = np.union1d(orders, _ORDERS)
-    out = np.asarray(rdp_acc._compute_rdp_repeat_and_select(grid, base(grid), mean, shape), dtype=float)
-    if math.isfinite(shape):
-        # dp_accounting's gamma is rounded down (a law with a mean above ``mean`` by up to 1e-9 relative), and
-        # the sampler uses that law: pay log(its mean / mean)/(order - 1) on top (never below the theorem)
-        excess = max(0.0, math.log(_tnb_mean(_tnb_gamma(mean, shape), shape) / mean))
-        with np.errstate(divide="ignore"):
-            out = out + np.where(grid > 1.0, excess / np.where(grid > 1.0, grid - 1.0, 1.0), 0.0)
-            # order 1 holds the bound of the larger orders (monotonicity): keep that with the margin
-            out = np.minimum.accumulate(out[::-1])[::-1]
-    return out[np.searchsorted(grid, orders)]
-
-
-def _tnb_mean(gamma: float, shape: float) -> float:
-    """E[K] of the truncated negative binomial law D_{shape, gamma} (Papernot & Steinke 2022, §2)."""
-    if shape == 0.0:
-        return (1.0 / gamma - 1.0) / math.log(1.0 / gamma)
-    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
-
-
 def _check_orders(orders: ArrayLike) -> np.ndarray:
     o = np.atleast_1d(as_finite_array(orders, "orders")).astype(float)
     if o.ndim != 1 or np.any(o < 1.0):
@@ -472,6 +250,7 @@ def _check_orders(orders: ArrayLike) -> np.ndarray:
     return o
 
 
+# ------------------------------------------------------------------- the RDP
 def selection_rdp(orders: ArrayLike, *, candidates: Sequence[Sequence[float]], score_mu: float, mean: float,
                   shape: float, count: int = 1) -> np.ndarray:
     r"""Rényi DP of repeat and select over ObjPert candidates (Papernot & Steinke 2022, Thm 2 and 6).
@@ -505,15 +284,8 @@ def selection_rdp(orders: ArrayLike, *, candidates: Sequence[Sequence[float]], s
     numpy.ndarray
         The RDP at each order (a float for a scalar order).
     """
-    cands = _check_candidates(candidates)
-    mu = _real(score_mu, "score_mu")
-    if not mu > 0:
-        raise ValueError(f"score_mu must be > 0; got {score_mu!r}")
-    mu = _check_mu(mu)
-    mean, shape = _check_law(mean, shape)
-    count = check_int_at_least(count, "count", 1)
-    o = _check_orders(orders)
-    out = _repeat_and_select_rdp(o, lambda al: _base_rdp(al, cands, mu, count), mean, shape)
+    event = RepeatAndSelectEvent(candidates=candidates, score_mu=score_mu, mean=mean, shape=shape, count=count)
+    out = event.rdp(_check_orders(orders))
     return out[0] if np.ndim(orders) == 0 else out
 
 
@@ -546,7 +318,7 @@ def selection_epsilon(delta: float, *, candidates: Sequence[Sequence[float]], sc
         ε such that the selection is (ε, δ)-DP.
     """
     delta = scalar_probability(delta, "delta")
-    o = _ORDERS[1:]
+    o = SELECTION_ORDERS[1:]
     rdp = selection_rdp(o, candidates=candidates, score_mu=score_mu, mean=mean, shape=shape, count=count)
     finite = np.isfinite(rdp)
     if not np.any(finite):
@@ -586,8 +358,8 @@ class SelectionCalibration:
 
 def _free_score_mu(cands: tuple, count: int) -> float:
     """The largest μ with α μ²/2 <= the candidates' log-mean-exp RDP at every order of the grid."""
-    al = _ORDERS[1:]
-    train = _base_rdp(al, cands, 1e-300, count)
+    al = SELECTION_ORDERS[1:]
+    train = RepeatAndSelectEvent(candidates=cands, score_mu=1e-300, mean=2.0, shape=1.0, count=count).base_rdp(al)
     return float(np.sqrt(np.min(2.0 * train / al)))
 
 
@@ -642,8 +414,8 @@ def calibrate_selection(eps: float, delta: float, *, L: float, beta: float, lams
     beta = _real(beta, "beta")
     if beta < 0:
         raise ValueError(f"beta must be >= 0; got {beta!r}")
-    mean, shape = _check_law(mean, shape)
-    mu_out = _check_mu(_real(mu_out, "mu_out"))
+    mean, shape = check_repetition_law(mean, shape)
+    mu_out = check_mu(_real(mu_out, "mu_out"))
     share = scalar_positive(score_share, "score_share")
     count = check_int_at_least(count, "count", 1)
     tol = scalar_positive(tol, "tol")
@@ -742,7 +514,7 @@ def repeat_and_select(run: Callable[[int, np.random.Generator], tuple[Any, float
         The best run's result, or ``default``.
     """
     m = check_int_at_least(n_candidates, "n_candidates", 1)
-    mean, shape = _check_law(mean, shape)
+    mean, shape = check_repetition_law(mean, shape)
     gen = as_generator(rng, "rng")
     k = _draw_k(mean, shape, gen)
     best, best_score, ties = default, -math.inf, 0

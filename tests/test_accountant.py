@@ -21,6 +21,7 @@ from pdpkit.accountant import (
 )
 from pdpkit.accounting import objpert_delta_composed, objpert_output_delta, objpert_rdp, rdp_to_epsilon
 from pdpkit.estimators import ObjPertClassifier, ObjPertRegressor
+from pdpkit.events import GaussianEvent, ObjPertEvent
 from pdpkit.gaussian import gaussian_epsilon
 from pdpkit.release import Release, SeededReleaseWarning
 
@@ -30,13 +31,13 @@ CLASSES = [0, 1]
 
 
 def _objpert(count=1, lam=3.0, sigma=8.0, mu_out=1e-3):
-    return Charge(name="model", kind="objpert", params={"L": L, "beta": BETA, "lam": lam, "sigma": sigma,
-                                                        "mu_out": mu_out}, count=count, delta=1e-6)
+    return Charge(name="model", event=ObjPertEvent(L=L, beta=BETA, lam=lam, sigma=sigma, mu_out=mu_out),
+                  count=count, delta=1e-6)
 
 
 # ------------------------------------------------------------------ composition
 def test_gaussians_compose_exactly_as_one_gaussian():
-    ledger = [Charge(name=f"g{i}", kind="gaussian", params={"mu": m}) for i, m in enumerate((0.3, 0.4))]
+    ledger = [Charge(name=f"g{i}", event=GaussianEvent(mu=m)) for i, m in enumerate((0.3, 0.4))]
     eps, acc = compose(ledger, 1e-6)
     assert acc == "gaussian"
     assert eps == pytest.approx(float(gaussian_epsilon(1e-6, sensitivity=0.5, sigma=1.0)), rel=1e-12)
@@ -45,7 +46,7 @@ def test_gaussians_compose_exactly_as_one_gaussian():
 
 
 def test_one_fit_with_gaussians_is_the_exact_quadrature():
-    g = Charge(name="report", kind="gaussian", params={"mu": 0.2})
+    g = Charge(name="report", event=GaussianEvent(mu=0.2))
     eps, acc = compose([_objpert(), g], 1e-6)
     assert acc == "objpert-profile+gaussians"
     d = float(objpert_output_delta(eps, L=L, beta=BETA, lam=3.0, sigma=8.0, mu=math.hypot(1e-3, 0.2), sharp=True))
@@ -68,7 +69,7 @@ def test_several_fits_are_at_most_both_independent_bounds_and_close_to_the_pld()
 
 
 def test_ledger_order_does_not_matter_and_the_cache_keys_on_parameters():
-    a, b = _objpert(count=2), Charge(name="s", kind="gaussian", params={"mu": 0.1})
+    a, b = _objpert(count=2), Charge(name="s", event=GaussianEvent(mu=0.1))
     assert compose([a, b], 1e-6)[0] == compose([b, a], 1e-6)[0]
     assert compose([_objpert(count=2, sigma=9.0)], 1e-6)[0] < compose([a], 1e-6)[0]
 
@@ -83,14 +84,15 @@ def test_calibration_for_several_fits_meets_the_target_and_is_tight(count):
 def test_charge_round_trip_and_strictness():
     c = _objpert(count=3)
     assert Charge.from_dict(c.to_dict()) == c
+    entry = {"name": "x", "kind": "gaussian", "params": {"mu": 1.0}, "count": 1, "delta": 1e-6}
     with pytest.raises(ValueError, match="kind"):
-        Charge(name="x", kind="laplace", params={})
+        Charge.from_dict({**entry, "kind": "no-such-mechanism"})
     with pytest.raises(ValueError, match="unknown"):
-        Charge(name="x", kind="gaussian", params={"mu": 1.0, "extra": 2})
+        Charge.from_dict({**entry, "params": {"mu": 1.0, "extra": 2}})
     with pytest.raises(TypeError, match="mu"):
-        Charge(name="x", kind="gaussian", params={"mu": "1"})
+        Charge.from_dict({**entry, "params": {"mu": "1"}})
     with pytest.raises(ValueError, match="count"):
-        Charge(name="x", kind="gaussian", params={"mu": 1.0}, count=0)
+        Charge(name="x", event=GaussianEvent(mu=1.0), count=0)
 
 
 # ------------------------------------------------------------------ the budget
@@ -186,7 +188,7 @@ def test_schema_fit_predict_and_a_release_that_reads_columns_by_name():
     assert np.allclose(rel.predict_proba(df), clf.predict_proba(df))
     with pytest.raises(ValueError, match="age"):
         rel.predict(df.drop(columns=["age"]))
-    est = rel.to_estimator()
+    est = ObjPertClassifier.from_release(rel)
     assert np.array_equal(est.predict(df), clf.predict(df))
 
 

@@ -9,77 +9,33 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import subprocess
+import sys
+
+import pytest
 
 import pdpkit
 
 ROOT = pathlib.Path(pdpkit.__file__).parent
 
-#: module -> layer (ARCHITECTURE.md). Experiments are the top layer.
-LAYERS: dict[str, int] = {
-    "_validation": 0,
-    "plotting": 0,
-    "_progress": 0,
-    "_display": 0,
-    "_json": 0,
-    "signing": 0,
-    "gaussian": 1,
-    "losses": 1,
-    "goe": 1,
-    "audit": 1,
-    "datasets": 1,
-    "_solver": 1,
-    "_goe_mpmath": 1,
-    "schema": 1,
-    "objpert": 2,
-    "analyze_gauss": 2,
-    "output_perturbation": 2,
-    "accounting": 2,
-    "ops": 2,
-    "stability": 2,
-    "amp": 3,
-    "report": 3,
-    "single": 3,
-    "release": 3,
-    "preprocessing": 3,
-    "accountant": 3,
-    "selection": 3,
-    "estimators": 4,
-    "model_selection": 4,
-    "cli": 4,
-    "page": 4,
-    "check": 4,
-    "__main__": 4,
-    "experiments": 5,
-}
+#: The layers (ARCHITECTURE.md), each an ordered list: a module imports only from lower layers
+#: and from modules listed before it in its own layer. Experiments are the top layer.
+LAYER_LIST: tuple[tuple[str, ...], ...] = (
+    ("_validation", "_progress", "_display", "_json", "plotting", "signing", "ledger"),
+    ("gaussian", "losses", "goe", "_goe_mpmath", "audit", "datasets", "schema", "_solver"),
+    ("accounting", "events", "objpert", "analyze_gauss", "output_perturbation", "ops", "stability"),
+    ("amp", "report", "single", "selection", "accountant", "preprocessing", "release"),
+    ("check", "estimators", "page", "model_selection", "cli", "__main__"),
+    ("experiments",),
+)
 
-#: Imports inside a layer that are allowed (importer, imported): the layer's own order.
-SAME_LAYER_ALLOWED = {
-    ("_solver", "losses"),
-    ("analyze_gauss", "goe"),
-    ("output_perturbation", "objpert"),
-    ("stability", "objpert"),
-    ("objpert", "accounting"),
-    ("cli", "estimators"),
-    ("model_selection", "estimators"),
-    ("cli", "page"),
-    ("cli", "check"),
-    ("__main__", "cli"),
-    ("ops", "analyze_gauss"),
-    ("ops", "objpert"),
-    ("release", "report"),
-    ("preprocessing", "release"),
-    ("preprocessing", "accountant"),
-    ("release", "accountant"),
-    ("accountant", "selection"),
-    ("model_selection", "accountant"),
-    ("cli", "model_selection"),
-}
+#: module -> (layer, place in its layer)
+RANK: dict[str, tuple[int, int]] = {m: (i, j) for i, layer in enumerate(LAYER_LIST) for j, m in enumerate(layer)}
+#: module -> layer
+LAYERS: dict[str, int] = {m: r[0] for m, r in RANK.items()}
 
-#: Lazy forwards kept so that moved names stay importable (module __getattr__): upward by design.
-FORWARDS = {("goe", "analyze_gauss"), ("goe", "_goe_mpmath"), ("gaussian", "output_perturbation"),
-            ("objpert", "output_perturbation"), ("objpert", "release"),
-            # Release.to_estimator rebuilds the front door's estimator from a release file
-            ("release", "estimators")}
+#: Modules every other may import (private helpers need no API page).
+PRIVATE_MODULES = {"_validation", "_progress", "_display", "_json", "_solver", "_goe_mpmath"}
 
 
 def _module_of(path: pathlib.Path) -> str:
@@ -127,19 +83,68 @@ def violations(files: list[pathlib.Path]) -> list[str]:
         importer = _module_of(path)
         if importer == "__init__":
             continue
-        if importer not in LAYERS:
-            out.append(f"{path.name}: module {importer!r} has no layer in LAYERS (add it, and to ARCHITECTURE.md)")
+        if importer not in RANK:
+            out.append(f"{path.name}: module {importer!r} has no layer in LAYER_LIST (add it, and to ARCHITECTURE.md)")
             continue
         for imported in _pdpkit_imports(path):
-            if imported in ("*dynamic*", importer) or (importer, imported) in FORWARDS:
+            if imported == importer:
                 continue
-            if imported not in LAYERS:
+            if imported == "*dynamic*":
+                out.append(f"{importer} imports a pdpkit module by a computed name (importlib): name it")
+            elif imported not in RANK:
                 out.append(f"{importer} imports unknown pdpkit module {imported!r}")
-            elif LAYERS[imported] > LAYERS[importer]:
-                out.append(f"{importer} (layer {LAYERS[importer]}) imports {imported} (layer {LAYERS[imported]})")
-            elif LAYERS[imported] == LAYERS[importer] and (importer, imported) not in SAME_LAYER_ALLOWED:
-                out.append(f"{importer} imports {imported} from its own layer {LAYERS[importer]}")
+            elif RANK[imported] >= RANK[importer]:
+                li, ji = RANK[importer]
+                lm, jm = RANK[imported]
+                where = "a higher layer" if lm > li else "later in its own layer"
+                out.append(f"{importer} (layer {li}) imports {imported} (layer {lm}): {where}")
     return out
+
+
+def import_graph(files: list[pathlib.Path]) -> dict[str, set[str]]:
+    """module -> the pdpkit modules it imports, through every import statement (module- or function-level)."""
+    graph: dict[str, set[str]] = {}
+    for path in files:
+        importer = _module_of(path)
+        if importer == "__init__":
+            continue
+        graph.setdefault(importer, set()).update(m for m in _pdpkit_imports(path) if m not in (importer, "*dynamic*"))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles: strongly connected components of more than one module, or a module importing itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
 
 
 def test_every_module_respects_the_layers():
@@ -156,3 +161,56 @@ def test_the_layer_check_catches_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(f"{__name__}.ROOT", fake_root)
     found = violations([bad])
     assert len(found) == 2 and "gaussian (layer 1) imports objpert (layer 2)" in found[0] + found[1]
+
+
+def test_no_import_cycle_through_any_import_statement():
+    graph = import_graph(sorted(ROOT.rglob("*.py")))
+    assert len(graph) >= 35
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_catches_a_function_level_cycle(tmp_path, monkeypatch):
+    fake_root = tmp_path / "pdpkit"
+    fake_root.mkdir()
+    (fake_root / "release.py").write_text("def f():\n    from .estimators import g\n", encoding="utf-8")
+    (fake_root / "estimators.py").write_text("from . import release\n", encoding="utf-8")
+    (fake_root / "gaussian.py").write_text("import numpy\n", encoding="utf-8")
+    monkeypatch.setattr(f"{__name__}.ROOT", fake_root)
+    assert cycles(import_graph(sorted(fake_root.glob("*.py")))) == [["estimators", "release"]]
+
+
+def test_no_module_forwards_names_with_getattr():
+    """Moved names are imported from where they live; only the package's lazy loader (PEP 562) has __getattr__."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.name == "__init__.py" and path.parent == ROOT:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in tree.body
+                  if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+    assert found == []
+
+
+HEAVY = ("sklearn", "pandas", "matplotlib", "dask")
+
+
+@pytest.mark.parametrize("statement", [
+    "import pdpkit",
+    "import pdpkit.gaussian",
+    "import pdpkit.accounting",
+    "import pdpkit.events",
+    "import pdpkit.accountant",
+    "import pdpkit.ledger",
+    "import pdpkit.cli\ntry:\n    pdpkit.cli.main(['--version'])\nexcept SystemExit:\n    pass",
+])
+def test_importing_a_mechanism_loads_no_estimator_plotting_or_cluster_stack(statement):
+    code = f"{statement}\nimport sys\nprint('loaded:', *(m for m in {HEAVY!r} if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "loaded:", res.stdout
+
+
+def test_the_import_check_sees_a_heavy_import():
+    code = f"import pdpkit.estimators\nimport sys\nprint('loaded:', *(m for m in {HEAVY!r} if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "sklearn" in res.stdout.strip().splitlines()[-1]

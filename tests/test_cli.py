@@ -18,7 +18,7 @@ import pytest
 
 from pdpkit import cli
 from pdpkit.estimators import ObjPertClassifier
-from pdpkit.objpert import Release
+from pdpkit.release import Release
 from pdpkit.release import RELEASE_FORMAT
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from pdpkit import cli
 from pdpkit._validation import row_norms
-from pdpkit.objpert import Release
+from pdpkit.release import Release
 from pdpkit.release import RELEASE_FORMAT
 
 FIT = ["--label", "label", "--classes", "no,yes", "--epsilon", "1", "--delta", "1e-5", "--seed", "3"]

@@ -14,7 +14,8 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from pdpkit import accounting, objpert
 from pdpkit.estimators import EXPECTED_FAILED_CHECKS, ObjPertClassifier, ObjPertRegressor, prepare_rows
-from pdpkit.objpert import ObjPertResult, Release
+from pdpkit.objpert import ObjPertResult
+from pdpkit.release import Release, objpert_release
 from pdpkit.release import SeededReleaseWarning
 
 #: The public classes of ``_data``'s labels.
@@ -285,14 +286,14 @@ def test_objpert_result_release_carries_the_tight_guarantee_or_none():
     X, y = _data()
     ys = np.where(y == 1, 1.0, -1.0)
     fit = objpert.objpert_fit(X, ys, "logistic", lam=2.0, sigma=5.0, rng=0)
-    rel = fit.release(delta=1e-5)
+    rel = objpert_release(fit, delta=1e-5)
     expect = accounting.objpert_output_epsilon(1e-5, L=1.0, beta=0.25, lam=2.0, sigma=5.0, mu=fit.output_mu,
                                                sharp=True)
     assert fit.output_mu == pytest.approx(1e-3, rel=1e-12)
     assert rel.guarantee.epsilon == pytest.approx(expect, rel=1e-12) and rel.norm_bound == 1.0
     np.testing.assert_array_equal(rel.theta, fit.theta_released)  # never the solver's point
     unbounded = objpert.objpert_fit(3 * X, ys, "logistic", lam=2.0, sigma=5.0, rng=0, norm_bound=None)
-    assert unbounded.release(delta=1e-5).guarantee is None
+    assert objpert_release(unbounded, delta=1e-5).guarantee is None
     with pytest.raises(ValueError, match="norm_bound"):
         objpert.objpert_fit(3 * X, ys, "logistic", lam=2.0, sigma=5.0, rng=0)
 

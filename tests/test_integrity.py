@@ -72,7 +72,7 @@ def test_the_old_stopping_rule_is_refuted_and_the_release_is_not():
     assert not old.passed and old.delta_lower[0] > 0.1, old.summary()
     # the release: same events, and threshold events on theta itself, all fixed before sampling
     fit = objpert.objpert_fit(*D, LOGISTIC, lam=lam, sigma=sigma, rng=0)
-    g = fit.release(delta=1e-5).guarantee
+    g = objpert_release(fit, delta=1e-5).guarantee
     assert g.epsilon <= 1.0 + 1e-4 and g.epsilon > 1.0  # ObjPert at (1, 1e-5), plus the output noise's share
     for stat, thr in ((is_zero, 0.5), (lambda th: th, 0.0), (lambda th: th, -0.05)):
         for P, Q in ((Dp, D), (D, Dp)):
@@ -88,7 +88,7 @@ def test_release_guarantee_is_the_exact_composition_at_the_fit_parameters():
     y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
     fit = objpert.objpert_fit(X, y, LOGISTIC, lam=2.0, sigma=4.0, rng=rng)
     assert fit.output_mu == pytest.approx(1e-3, rel=1e-12)
-    g = fit.release(delta=1e-6).guarantee
+    g = objpert_release(fit, delta=1e-6).guarantee
     # delta(eps) of the composed pair at the claimed eps is the claimed delta (never above)
     d_at = float(objpert_output_delta(g.epsilon, L=1.0, beta=0.25, lam=2.0, sigma=4.0, mu=fit.output_mu, sharp=True))
     assert d_at <= 1e-6 and d_at == pytest.approx(1e-6, rel=1e-6)

@@ -3,6 +3,7 @@ what they keep carries no one-fit guarantee; scores have sensitivity 1; accuracy
 
 from __future__ import annotations
 
+import contextlib
 import math
 import pickle
 
@@ -37,11 +38,12 @@ class FakeAccountant:
         self.refuse = refuse
         self.charges = []
 
-    def charge_selection(self, charge, *, name):
+    @contextlib.contextmanager
+    def charging(self, charge, *, name):
         if self.refuse:
             raise ValueError("over budget")
+        yield len(self.charges)  # the ledger position, as PrivacyAccountant's charges give
         self.charges.append((charge, name))
-        return len(self.charges) - 1  # the ledger position, as PrivacyAccountant's charges return
 
 
 class _ClassesFromLabelsCV(ms.ObjPertClassifierCV):

@@ -5,6 +5,7 @@ The leak heuristics moved to pdpkit.check (tests/test_check.py): a fit no longer
 
 from __future__ import annotations
 
+import contextlib
 import math
 import pickle
 import warnings
@@ -177,12 +178,13 @@ class FakeAccountant:
     def __init__(self, refuse: bool = False, rng: np.random.Generator | None = None):
         self.refuse, self.rng, self.calls = refuse, rng, []
 
-    def charge_gaussian(self, *, mu: float, name: str, **kwargs):
+    @contextlib.contextmanager
+    def charging(self, event, *, name: str, **kwargs):
         state = None if self.rng is None else self.rng.bit_generator.state
-        self.calls.append((mu, name, state))
+        self.calls.append((event.mu, name, state))
         if self.refuse:
             raise ValueError("over budget")
-        return len(self.calls) - 1  # the ledger position, as PrivacyAccountant's charges return
+        yield len(self.calls) - 1  # the ledger position, as PrivacyAccountant's charges give
 
 
 def test_scaler_charges_the_accountant_before_drawing_noise():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import optimize, special, stats
 
+from pdpkit import events as ev
 from pdpkit import selection as sel
 from pdpkit.accounting import objpert_output_epsilon, objpert_rdp
 
@@ -69,8 +70,8 @@ def _objpert_base(sigma, lam):
 @pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 3.0])
 @pytest.mark.parametrize("base", [_gauss_base(0.3), _objpert_base(10.0, 3.0)])
 def test_truncated_negative_binomial_bound_matches_theorem_2(shape, base):
-    grid = sel._ORDERS
-    got = sel._repeat_and_select_rdp(grid, base, 12.0, shape)
+    grid = ev.SELECTION_ORDERS
+    got = ev._repeat_and_select_rdp(grid, base, 12.0, shape)
     want = _thm2(grid, base(grid), 12.0, shape)
     np.testing.assert_allclose(got[1:], want[1:], rtol=1e-7)
     assert np.all(got >= want * (1 - 1e-12))  # never below the theorem (dp_accounting's gamma is rounded down)
@@ -78,21 +79,21 @@ def test_truncated_negative_binomial_bound_matches_theorem_2(shape, base):
 
 @pytest.mark.parametrize("base", [_gauss_base(0.1), _objpert_base(20.0, 10.0)])
 def test_poisson_bound_matches_theorem_6(base):
-    grid = sel._ORDERS
-    got = sel._repeat_and_select_rdp(grid, base, 10.5, math.inf)
+    grid = ev.SELECTION_ORDERS
+    got = ev._repeat_and_select_rdp(grid, base, 10.5, math.inf)
     want = _thm6(grid, base(grid), 10.5)
     np.testing.assert_allclose(got[1:], want[1:], rtol=1e-9)
     assert math.isinf(got[0])
 
 
 def test_geometric_gamma_and_wrong_variant_is_caught():
-    assert sel._tnb_gamma(10.0, 1.0) == pytest.approx(0.1)
+    assert ev.repetitions_gamma(10.0, shape=1.0) == pytest.approx(0.1)
     for shape in (0.0, 0.5, 2.0):
-        assert sel._tnb_gamma(7.0, shape) == pytest.approx(_gamma_independent(7.0, shape), rel=1e-8)
+        assert ev.repetitions_gamma(7.0, shape=shape) == pytest.approx(_gamma_independent(7.0, shape), rel=1e-8)
     # the tester: the bound without the (1 + eta) factor is smaller, and the comparison above would see it
-    grid = sel._ORDERS
+    grid = ev.SELECTION_ORDERS
     base = _gauss_base(0.3)
-    got = sel._repeat_and_select_rdp(grid, base, 12.0, 1.0)
+    got = ev._repeat_and_select_rdp(grid, base, 12.0, 1.0)
     wrong = _thm2(grid, base(grid), 12.0, 1.0, eta_factor=False)
     assert np.all(wrong[1:] < got[1:]) and not np.allclose(got[1:], wrong[1:], rtol=1e-7)
 
@@ -136,7 +137,7 @@ def test_sampler_follows_the_pmf(mean, shape):
 
 def test_chi_square_rejects_an_untruncated_negative_binomial():
     rng = np.random.default_rng(8)
-    g = sel._tnb_gamma(6.0, 0.5)
+    g = ev.repetitions_gamma(6.0, shape=0.5)
     draws = rng.negative_binomial(0.5, g, size=20000)  # the wrong law: K = 0 allowed
     assert _chi2_pvalue(draws, 6.0, 0.5) < 1e-6
 
@@ -155,7 +156,7 @@ def _pgf(x, mean, shape):
     """E[x^K] of the law of K."""
     if math.isinf(shape):
         return np.exp(mean * (x - 1.0))
-    g = sel._tnb_gamma(mean, shape)
+    g = ev.repetitions_gamma(mean, shape=shape)
     if shape == 0.0:
         return np.log1p(-(1 - g) * x) / math.log(g)
     return ((1 - (1 - g) * x) ** (-shape) - 1) / (g ** (-shape) - 1)
@@ -187,7 +188,7 @@ def test_bound_holds_for_the_exact_divergence_of_a_small_selection(mean, shape):
     sp, sq = _selection_law(p, mean, shape), _selection_law(q, mean, shape)
     assert sp.sum() == pytest.approx(1.0) and sq.sum() == pytest.approx(1.0)
     orders = np.array([1.5, 2.0, 4.0, 8.0, 16.0])
-    bound = sel._repeat_and_select_rdp(orders, base, mean, shape)
+    bound = ev._repeat_and_select_rdp(orders, base, mean, shape)
     for a, b in zip(orders, bound):
         exact = max(_renyi(sp, sq, a), _renyi(sq, sp, a))
         assert exact <= b + 1e-12
@@ -250,17 +251,17 @@ def test_base_rdp_is_log_mean_exp_and_the_free_score():
     cands = _cands([10.0, 20.0], [3.0, 30.0])
     rho = np.array([np.asarray(objpert_rdp(al, L=L, beta=BETA, lam=c[2], sigma=c[3], sharp=True))
                     + 0.5 * al * 1e-6 for c in cands])
-    got = sel._base_rdp(al, cands, 1e-6, 1)
+    got = ev._base_rdp(al, cands, 1e-6, 1)
     want = np.where(al > 1, np.log(np.mean(np.exp((al - 1) * rho), axis=0)) / np.where(al > 1, al - 1, 1),
                     rho.mean(axis=0))
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert np.all(got <= rho.max(axis=0)) and np.all(got >= rho.min(axis=0))
     # a score up to min L/sigma costs nothing; a larger one does, at large orders
-    np.testing.assert_array_equal(sel._base_rdp(al, cands, L / 20.0, 1), got)
-    assert sel._base_rdp(al, cands, 1.0, 1)[-1] > got[-1]
+    np.testing.assert_array_equal(ev._base_rdp(al, cands, L / 20.0, 1), got)
+    assert ev._base_rdp(al, cands, 1.0, 1)[-1] > got[-1]
     # count fits per run add up
-    np.testing.assert_allclose(sel._base_rdp(al[1:], _cands([10.0]), 1e-9, 3),
-                               3 * sel._base_rdp(al[1:], _cands([10.0]), 1e-9, 1), rtol=1e-12)
+    np.testing.assert_allclose(ev._base_rdp(al[1:], _cands([10.0]), 1e-9, 3),
+                               3 * ev._base_rdp(al[1:], _cands([10.0]), 1e-9, 1), rtol=1e-12)
 
 
 def test_selection_is_monotone():
@@ -284,9 +285,9 @@ def test_selection_costs_more_than_one_run_and_less_than_composition():
     e = sel.selection_epsilon(1e-6, candidates=cands, score_mu=L / 15.0, mean=10.0, shape=1.0)
     assert e > one
     # 10 runs composed by RDP (a bound the selection must beat: it runs about 10 times and releases one)
-    al = sel._ORDERS[1:]
+    al = ev.SELECTION_ORDERS[1:]
     from pdpkit.accounting import rdp_to_epsilon
-    comp = rdp_to_epsilon(al, 10 * sel._base_rdp(al, cands, L / 15.0, 1), delta=1e-6)[0]
+    comp = rdp_to_epsilon(al, 10 * ev._base_rdp(al, cands, L / 15.0, 1), delta=1e-6)[0]
     assert e < comp
 
 
@@ -304,7 +305,7 @@ def test_charge_round_trip_and_rdp():
     assert sel.SelectionCharge.from_dict(json.loads(json.dumps(poi.to_dict(), allow_nan=False))) == poi
     assert charge.epsilon(1e-6) < poi.epsilon(1e-6)
     bad = charge.to_dict()
-    bad["extra"] = 1
+    bad["params"]["extra"] = 1
     with pytest.raises(ValueError, match="unknown"):
         sel.SelectionCharge.from_dict(bad)
     with pytest.raises(ValueError, match="sigma"):
@@ -364,7 +365,7 @@ def test_audit_of_a_small_selection_through_repeat_and_select():
             return np.array([-s if j == 0 else -np.inf for j, s in out])  # the event: stat > -1.5
         return sample
 
-    orders = sel._ORDERS[1:]
+    orders = ev.SELECTION_ORDERS[1:]
     rdp = sel.selection_rdp(orders, candidates=((1e-3, 0.0, 1.0, 1.0, 0.0),), score_mu=1.0, mean=mean,
                             shape=math.inf)
     finite = np.isfinite(rdp)

@@ -461,5 +461,6 @@ def test_threads_charging_one_accountant_never_exceed_its_budget():
 
 def _gauss(mu: float):
     from pdpkit.accountant import Charge
+    from pdpkit.events import GaussianEvent
 
-    return Charge(name="count", kind="gaussian", params={"mu": mu}, delta=1e-6)
+    return Charge(name="count", event=GaussianEvent(mu=mu), delta=1e-6)

@@ -39,6 +39,7 @@ from ..objpert import (
     objpert_log_density,
     pdp_bound_data_independent,
 )
+from ..release import objpert_release
 
 
 __all__ = [
@@ -540,7 +541,7 @@ def stopping_rule_audit(D: tuple[Any, Any], D_prime: tuple[Any, Any], *, lam: fl
     XD, yD = (np.asarray(a, dtype=float) for a in D)
     XP, yP = (np.asarray(a, dtype=float) for a in D_prime)
     n_samples = check_int_at_least(n_samples, "n_samples", 1)
-    eps = objpert_fit(XD, yD, loss, lam=lam, sigma=sigma, rng=0).release(delta=delta).guarantee.epsilon
+    eps = objpert_release(objpert_fit(XD, yD, loss, lam=lam, sigma=sigma, rng=0), delta=delta).guarantee.epsilon
     rules = ("former", "release")
     counts, lower = {}, {}
     for rule in rules:

@@ -206,3 +206,19 @@ def test_noise_streams_of_a_ledger_file_never_repeat_across_sessions(tmp_path):
         pos = acc.charge_gaussian(mu=0.05, name="x")
         draws.append(charged_generator(0, pos).normal(size=4))
     assert not np.allclose(draws[0], draws[1])
+
+
+def test_cross_validation_in_worker_processes_charges_the_ledger_file(tmp_path):
+    """joblib's copies of an estimator (n_jobs=2: other processes) spend from the session's file, not outside it."""
+    from sklearn.model_selection import cross_val_score
+
+    from pdpkit.estimators import ObjPertClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(240, 3))
+    y = (X @ [1.0, -1.0, 0.5] > 0).astype(int)
+    acc = PrivacyAccountant(5.0, DELTA, path=tmp_path / "cv.sqlite")
+    est = ObjPertClassifier(1.0, DELTA, classes=[0, 1], accountant=acc)
+    cross_val_score(est, X, y, cv=3, n_jobs=2)
+    assert [c.name for c in acc.ledger] == ["ObjPertClassifier model"] * 3
+    assert acc.spent().epsilon <= 5.0

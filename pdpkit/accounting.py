@@ -80,7 +80,7 @@ from ._validation import (
     scalar_positive,
     scalar_probability,
 )
-from .gaussian import _delta_from_mu, _log_delta_from_mu, gaussian_sigma
+from .gaussian import delta_from_mu, log_delta_from_mu, gaussian_sigma
 
 __all__ = [
     "ObjPertDominatingPair",
@@ -136,7 +136,7 @@ def _eps0(beta: object, lam: object, sharp: object) -> float:
     return -math.log1p(-beta / lam)
 
 
-def _constants(L: object, beta: object, lam: object, sigma: object, sharp: bool) -> tuple[float, float]:
+def objpert_constants(L: object, beta: object, lam: object, sigma: object, sharp: bool) -> tuple[float, float]:
     """(eps0, a): the log-determinant constant and a = L/sigma, with validation."""
     L = _scalar_positive(L, "L")
     eps0 = _eps0(beta, lam, sharp)
@@ -174,7 +174,7 @@ def _log_delta(eps: np.ndarray, eps0: float, a: float) -> np.ndarray:
         upper = eps_h >= 0.0
         if np.any(upper):
             # 2 H_{e^eps_t}(N(a, 1) || N(0, 1)): the Gaussian profile at eps_t
-            out[upper] = math.log(2.0) + _log_delta_from_mu(eps_t[upper], np.full(upper.sum(), a))
+            out[upper] = math.log(2.0) + log_delta_from_mu(eps_t[upper], np.full(upper.sum(), a))
         lower = ~upper
         if np.any(lower):
             # 1 - e^{eps_h} E[e^{-a|Z|}] with E[e^{-a|Z|}] = e^{a^2/2} 2 Phi(-a) = erfcx(a/sqrt 2)
@@ -202,7 +202,7 @@ def objpert_log_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, sigm
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
     out = _log_delta(e.ravel(), eps0, a).reshape(e.shape)
     return out[0] if np.ndim(eps) == 0 else out
@@ -243,7 +243,7 @@ def objpert_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, sigma: f
         Use :math:`\log(1 + \beta/\lambda)` instead of the source's
         :math:`-\log(1 - \beta/\lambda)` (valid for every λ > 0).
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
     out = _delta(e.ravel(), eps0, a).reshape(e.shape)
     return out[0] if np.ndim(eps) == 0 else out
@@ -256,7 +256,7 @@ def _delta(flat: np.ndarray, eps0: float, a: float) -> np.ndarray:
         out = np.empty_like(flat)
         upper = eps_t - 0.5 * a * a >= 0.0
         if np.any(upper):
-            out[upper] = np.minimum(1.0, 2.0 * _delta_from_mu(eps_t[upper], np.full(upper.sum(), a)))
+            out[upper] = np.minimum(1.0, 2.0 * delta_from_mu(eps_t[upper], np.full(upper.sum(), a)))
         if np.any(~upper):
             inner = eps_t[~upper] - 0.5 * a * a + _log_erfcx(a)
             out[~upper] = -np.expm1(np.minimum(inner, 0.0))
@@ -313,7 +313,7 @@ def objpert_epsilon(delta: ArrayLike, *, L: float, beta: float, lam: float, sigm
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     d = np.atleast_1d(check_probability(delta, "delta")).astype(float)
     out = np.empty(d.size)
     c = eps0 + 0.5 * a * a
@@ -587,7 +587,7 @@ def objpert_rdp(alpha: ArrayLike, *, L: float, beta: float, lam: float, sigma: f
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     al = np.atleast_1d(as_finite_array(alpha, "alpha")).astype(float)
     if np.any(al < 1.0):
         raise ValueError(f"alpha must be >= 1; got {alpha!r}")
@@ -701,7 +701,7 @@ def objpert_epsilon_rdp(delta: float, *, L: float, beta: float, lam: float, sigm
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
     delta = scalar_probability(delta, "delta")
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
 
     def eps_of(log_am1: float) -> float:
         al = 1.0 + math.exp(log_am1)
@@ -805,7 +805,7 @@ def objpert_dominating_pair(*, L: float, beta: float, lam: float, sigma: float,
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     return ObjPertDominatingPair(eps0=eps0, a=a)
 
 
@@ -852,7 +852,7 @@ def objpert_pld(*, L: float, beta: float, lam: float, sigma: float, sharp: bool 
     """
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     h = scalar_positive(value_discretization_interval, "value_discretization_interval")
     if h > 100.0:
         raise ValueError(f"value_discretization_interval must lie in (0, 100] (a grid step in nats); got {h:g}")
@@ -925,7 +925,7 @@ def objpert_delta_composed(eps: ArrayLike, *, k: int, L: float, beta: float, lam
 
 # ------------------------------------------------------------------- non-GLM losses
 def _nonglm_constants(L, beta, lam, sigma, d, sharp) -> tuple[float, float, int]:
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     d = check_int_at_least(d, "d", 1)
     return d * eps0, a, d
 
@@ -1073,7 +1073,7 @@ def _gauss_delta_scalar(x: float, mu: float) -> float:
 
     In log space where that is accurate to 1e-8 relative, rounded up by its error bound (a fast
     scalar path for the quadrature, never below the exact value); where the difference
-    cancels, :func:`pdpkit.gaussian._delta_from_mu`.
+    cancels, ``pdpkit.gaussian.delta_from_mu``.
     """
     la = float(special.log_ndtr(0.5 * mu - x / mu))
     if la < -700.0:  # delta <= Phi(mu/2 - x/mu) = e^la: an upper bound, below 1e-304
@@ -1084,11 +1084,11 @@ def _gauss_delta_scalar(x: float, mu: float) -> float:
     rel = 8.0 * 2.0 ** -53 * (abs(x) + abs(la) + abs(lb) + 1.0) / abs(r) + 1e-15 if r != 0 else math.inf
     if not (math.isfinite(r) and rel <= 1e-8):
         # r cancels (small mu, or x near the knee): the vectorized profile keeps full accuracy there
-        return float(_delta_from_mu(np.array([float(x)]), np.array([float(mu)]))[0])
+        return float(delta_from_mu(np.array([float(x)]), np.array([float(mu)]))[0])
     return max(0.0, math.exp(la) * -math.expm1(min(r, 0.0)) * (1.0 + rel))  # rounded up: never below
 
 
-def _output_delta_one(e: float, eps0: float, a: float, mu: float) -> float:
+def output_delta_one(e: float, eps0: float, a: float, mu: float) -> float:
     """delta(e) of the loss Y + G: Y = eps0 + a^2/2 + a|Z| (ObjPert), G ~ N(mu^2/2, mu^2) independent."""
     c = eps0 + 0.5 * a * a
     if a < 1e-12:  # |Z| > 40 has probability < 1e-300: an upper bound with Y <= c + 40 a
@@ -1147,10 +1147,10 @@ def objpert_output_delta(eps: ArrayLike, *, L: float, beta: float, lam: float, s
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     mu = check_mu(mu)
     e = np.atleast_1d(as_finite_array(eps, "eps")).astype(float)
-    out = np.array([_output_delta_one(float(x), eps0, a, mu) for x in e.ravel()]).reshape(e.shape)
+    out = np.array([output_delta_one(float(x), eps0, a, mu) for x in e.ravel()]).reshape(e.shape)
     return out[0] if np.ndim(eps) == 0 else out
 
 
@@ -1175,20 +1175,20 @@ def objpert_output_epsilon(delta: float, *, L: float, beta: float, lam: float, s
     sharp : bool, default False
         Use the sharp constant log(1 + β/λ), valid for every λ > 0, instead of the source's −log(1 − β/λ), which needs λ > β.
     """
-    eps0, a = _constants(L, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     mu = check_mu(mu)
     delta = float(check_probability(delta, "delta"))
     c = eps0 + 0.5 * a * a
 
     def fn(e: float) -> float:  # increasing in e
-        return math.log(delta) - math.log(max(_output_delta_one(e, eps0, a, mu), 1e-300))
+        return math.log(delta) - math.log(max(output_delta_one(e, eps0, a, mu), 1e-300))
 
     lo = c - 10.0
     while fn(lo) > 0:
         lo -= 10.0 + abs(lo)
     e = _solve_increasing(fn, lo, max(c, lo + 1.0), grow=lambda h: h + 2.0 * (1.0 + a + mu) + abs(h))
     for _ in range(64):
-        if _output_delta_one(e, eps0, a, mu) <= delta:
+        if output_delta_one(e, eps0, a, mu) <= delta:
             return max(e, 0.0)
         e += max(abs(e), 1.0) * 1e-11
     return max(e, 0.0)  # pragma: no cover
@@ -1249,20 +1249,20 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
             sigma = f * float(gaussian_sigma(eps, delta, sensitivity=L))
             # at large delta the half-normal loss needs more than f times the Gaussian's sigma: grow it
             for _ in range(200):
-                if _output_delta_one(eps, 0.0, L / sigma, mu) <= 0.9 * delta:
+                if output_delta_one(eps, 0.0, L / sigma, mu) <= 0.9 * delta:
                     break
                 sigma *= f
             else:  # pragma: no cover - excluded by the check on mu above
                 raise ValueError(f"no sigma reaches (eps={eps:g}, delta={delta:g}); raise eps or delta")
         sigma = _scalar_positive(sigma, "sigma")
         a = L / sigma
-        if _output_delta_one(eps, 0.0, a, mu) > delta:
+        if output_delta_one(eps, 0.0, a, mu) > delta:
             raise ValueError(f"sigma={sigma:g} is too small for (eps={eps:g}, delta={delta:g}) even as lam -> "
                              "infinity; increase sigma (or the budget)")
         if beta == 0.0:
             return float(np.finfo(float).tiny), sigma
         def gap(e0: float) -> float:  # decreasing in e0; its root is the largest valid eps0
-            return math.log(delta) - math.log(max(_output_delta_one(eps, e0, a, mu), 1e-300))
+            return math.log(delta) - math.log(max(output_delta_one(eps, e0, a, mu), 1e-300))
 
         lo = optimize.brentq(gap, 0.0, eps, xtol=1e-14, rtol=4 * np.finfo(float).eps) if gap(eps) < 0 else eps
         e0 = min(lo * (1.0 - 1e-10), 700.0)  # beyond, lambda is below the float range anyway
@@ -1276,20 +1276,20 @@ def objpert_output_calibrate(eps: float, delta: float, *, L: float, beta: float,
             lam_out *= 1.0 + 1e-9
         return lam_out, sigma  # pragma: no cover
     lam = _scalar_positive(lam, "lam")
-    eps0, _ = _constants(L, beta, lam, 1.0, sharp)
-    if eps <= eps0 or _output_delta_one(eps, eps0, 0.0 + 1e-300, mu) > delta:
+    eps0, _ = objpert_constants(L, beta, lam, 1.0, sharp)
+    if eps <= eps0 or output_delta_one(eps, eps0, 0.0 + 1e-300, mu) > delta:
         raise ValueError(f"lam={lam:g} is too small for (eps={eps:g}, delta={delta:g}): the log-determinant "
                          "term and the output noise alone exceed the budget; increase lam")
 
     def gap_s(log_s: float) -> float:  # increasing in log sigma
-        return math.log(delta) - math.log(max(_output_delta_one(eps, eps0, L / math.exp(log_s), mu), 1e-300))
+        return math.log(delta) - math.log(max(output_delta_one(eps, eps0, L / math.exp(log_s), mu), 1e-300))
 
     lo = math.log(float(gaussian_sigma(eps, delta, sensitivity=L))) - 1.0
     while gap_s(lo) > 0:
         lo -= 1.0
     hi = _solve_increasing(gap_s, lo, lo + 1.0, grow=lambda h: h + 1.0, max_grow=700)
     for _ in range(64):
-        if _output_delta_one(eps, eps0, L / math.exp(hi), mu) <= delta:
+        if output_delta_one(eps, eps0, L / math.exp(hi), mu) <= delta:
             break
         hi += 1e-12
     hi += 1e-9  # a margin for the inversion's own tolerance (objpert_output_epsilon <= eps)

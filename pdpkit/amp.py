@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from ._solver import _check_data, _check_loss, _freeze
 from ._validation import as_finite_array, as_generator, check_int_at_least, check_nonnegative, check_positive, check_probability
 from .losses import GLMLoss
-from .accounting import _constants, _output_delta_one, objpert_rdp
-from .gaussian import _delta_from_mu, gaussian_rdp, gaussian_sigma
+from .accounting import objpert_constants, output_delta_one, objpert_rdp
+from .gaussian import delta_from_mu, gaussian_rdp, gaussian_sigma
 
 __all__ = [
     "ClippedGLMLoss",
@@ -349,7 +349,7 @@ def amp_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, sigm
 
 def _amp_constants(C, beta, lam, sigma, sigma_out, tau, sharp) -> tuple[float, float, float]:
     """(eps0, a, mu): ObjPert's constants with L = C, and the output mechanism's mu."""
-    eps0, a = _constants(C, beta, lam, sigma, sharp)
+    eps0, a = objpert_constants(C, beta, lam, sigma, sharp)
     sigma_out = float(check_positive(sigma_out, "sigma_out"))
     tau = float(check_nonnegative(tau, "tau"))
     return eps0, a, 2.0 * tau / (float(lam) * sigma_out)
@@ -394,7 +394,7 @@ def amp_rdp(alpha: ArrayLike, *, C: float, beta: float, lam: float, sigma: float
     return obj + gaussian_rdp(alpha, sensitivity=2.0 * float(tau) / float(lam), sigma=float(sigma_out))
 
 
-_delta_one = _output_delta_one  # ObjPert's dominating loss plus the output Gaussian's (pdpkit.accounting)
+_delta_one = output_delta_one  # ObjPert's dominating loss plus the output Gaussian's (pdpkit.accounting)
 
 
 def amp_delta(eps: ArrayLike, *, C: float, beta: float, lam: float, sigma: float, sigma_out: float,

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import as_finite_array, row_norms, scalar_positive, scalar_probability
-from .schema import Schema, _as_series, _canonical
+from .schema import Schema, as_series, canonical_text
 
 __all__ = [
     "NONPRIVATE_BANNER",
@@ -167,7 +167,7 @@ class CheckReport:
 
 
 def _show(value: Any) -> str:
-    text = value if isinstance(value, str) else _canonical(value) if value is not None else "None"
+    text = value if isinstance(value, str) else canonical_text(value) if value is not None else "None"
     return repr(text if len(text) <= _SHOW else text[:_SHOW] + "...")
 
 
@@ -192,7 +192,7 @@ def _numeric_cells(values: Any, *, text_ok: bool) -> tuple[np.ndarray, np.ndarra
     """
     import pandas as pd
 
-    series = _as_series(values)
+    series = as_series(values)
     n = len(series)
     if series.dtype.kind in "iufb":
         v = series.to_numpy(dtype=float, na_value=np.nan)
@@ -366,7 +366,7 @@ def _check_numeric_features(X: Any, R: float | None, row_norm: str,
 
 def _check_schema_features(schema: Schema, X: Any, problems: list[CheckProblem]) -> tuple[bool, int, np.ndarray | None]:
     """The schema's refusals of the records, every row; (any refused, n, the encoded rows or None)."""
-    cols = schema._feature_columns(X)  # a missing column is a ValueError naming it (the header, not the rows)
+    cols = schema.feature_columns(X)  # a missing column is a ValueError naming it (the header, not the rows)
     n = len(cols[0])
     before = len(problems)
     for col, values in zip(schema.features, cols, strict=True):
@@ -393,11 +393,11 @@ def _check_schema_features(schema: Schema, X: Any, problems: list[CheckProblem])
 
 def _category_codes(values: Any, categories: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     """Index of each value in ``categories`` compared as text (-1 outside), the missing mask, the cells."""
-    series = _as_series(values)
+    series = as_series(values)
     cells = series.tolist()
     missing = series.isna().to_numpy()
     index = {c: i for i, c in enumerate(categories)}
-    codes = np.array([-1 if m else index.get(_canonical(c), -1) for c, m in zip(cells, missing, strict=True)],
+    codes = np.array([-1 if m else index.get(canonical_text(c), -1) for c, m in zip(cells, missing, strict=True)],
                      dtype=np.intp)
     return codes, missing, cells
 
@@ -405,7 +405,7 @@ def _category_codes(values: Any, categories: Sequence[str]) -> tuple[np.ndarray,
 def _check_labels(y: Any, n: int, schema: Schema | None, classes: list[Any] | None,
                   problems: list[CheckProblem], notes: list[str]) -> None:
     """Append the label problems: empty or missing, outside the classes, (numeric) not a finite number."""
-    series = _as_series(y)
+    series = as_series(y)
     if len(series) != n:
         raise ValueError(f"y has {len(series)} labels; X has {n} rows")
     lab = schema.label if schema is not None else None

@@ -736,12 +736,12 @@ def _load_schema(path: str, option: str = "--schema"):
 
 def _schema_error(exc: Exception, path: str) -> CLIError:
     """A schema's refusal of the rows, ending (in :func:`main`) with the ``pdpkit check`` command, not Python's."""
-    from .schema import _FIND_ROWS_PREFIX
+    from .schema import FIND_ROWS_PREFIX
 
     message = str(exc)
-    if _FIND_ROWS_PREFIX not in message:  # not about the rows (e.g. the table's shape)
+    if FIND_ROWS_PREFIX not in message:  # not about the rows (e.g. the table's shape)
         return CLIError(f"{path}: {message}")
-    return _RowError(path, message[:message.index(_FIND_ROWS_PREFIX)])
+    return _RowError(path, message[:message.index(FIND_ROWS_PREFIX)])
 
 
 def _typed_frame(frame: Any, schema: Any, path: str, columns: Sequence[Any]) -> Any:

@@ -148,7 +148,7 @@ def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercep
 _LAM_FLOOR = 1e-2
 
 
-def _output_mu(eps: float) -> float:
+def default_output_mu(eps: float) -> float:
     """μ of the solver's output noise: DEFAULT_OUTPUT_MU, or eps/10 below eps = 0.01 (public: eps is)."""
     return min(DEFAULT_OUTPUT_MU, 0.1 * eps)
 
@@ -156,11 +156,11 @@ def _output_mu(eps: float) -> float:
 @functools.lru_cache(maxsize=128)
 def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | None,
                  sigma: float | None) -> tuple[float, float]:
-    """(lam, sigma) for ObjPert and its output noise (μ = _output_mu(eps)) at (eps, delta); cached."""
+    """(lam, sigma) for ObjPert and its output noise (μ = default_output_mu(eps)) at (eps, delta); cached."""
     if lam is not None and sigma is not None:
         return lam, sigma
     try:
-        lam_c, sigma_c = objpert_output_calibrate(eps, delta, L=L, beta=beta, mu=_output_mu(eps), lam=lam,
+        lam_c, sigma_c = objpert_output_calibrate(eps, delta, L=L, beta=beta, mu=default_output_mu(eps), lam=lam,
                                                   sigma=sigma, sharp=True)
     except ValueError as exc:
         given = "lam" if lam is not None else ("sigma" if sigma is not None else None)
@@ -179,7 +179,7 @@ def _calibration(eps: float, delta: float, L: float, beta: float, lam: float | N
 def _calibration_ovr(eps: float, delta: float, L: float, beta: float, count: int) -> tuple[float, float]:
     """(lam, sigma) shared by ``count`` one-vs-rest fits with output noise, (eps, delta) together; cached."""
     try:
-        lam_c, sigma_c = objpert_calibrate_composed(eps, delta, L=L, beta=beta, count=count, mu_out=_output_mu(eps))
+        lam_c, sigma_c = objpert_calibrate_composed(eps, delta, L=L, beta=beta, count=count, mu_out=default_output_mu(eps))
     except ValueError as exc:
         raise ValueError(f"no (lam, sigma) reaches epsilon={eps:g}, delta={delta:g} for {count} one-vs-rest fits: "
                          f"{exc}") from None
@@ -292,7 +292,7 @@ class ObjPertEstimator(BaseEstimator):
         """The ledger entries of this fit (and its report), known before any noise is drawn."""
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
-        sigma_out = default_sigma_out(grad_tol=float(self.grad_tol), lam=lam, mu=_output_mu(float(self.epsilon)))
+        sigma_out = default_sigma_out(grad_tol=float(self.grad_tol), lam=lam, mu=default_output_mu(float(self.epsilon)))
         model = ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma,
                              mu_out=output_mu(grad_tol=float(self.grad_tol), lam=lam, sigma_out=sigma_out))
         out = [Charge(name=f"{type(self).__name__} model", event=model, count=count, delta=float(self.delta))]
@@ -339,7 +339,7 @@ class ObjPertEstimator(BaseEstimator):
             try:
                 return validate_data(self, X, y, reset=reset, y_numeric=y_numeric)
             except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
-                raise type(exc)(_private_message(str(exc))) from None
+                raise type(exc)(private_message(str(exc))) from None
         if X.ndim != 2:
             raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
         if reset:
@@ -368,7 +368,7 @@ class ObjPertEstimator(BaseEstimator):
             fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
                               norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
                               sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam,
-                                                          mu=_output_mu(float(self.epsilon))))
+                                                          mu=default_output_mu(float(self.epsilon))))
             if self.report is not None:
                 from . import report as _report
 
@@ -661,7 +661,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             y = classes[idx]
         else:
             X, y = self._validate(self._encode(X), y, reset=True)
-            keep = _labels_known(y, classes, self.unknown_label)
+            keep = labels_known(y, classes, self.unknown_label)
             if keep is not None:
                 X, y = X[keep], y[keep]
         self.classes_ = classes
@@ -684,14 +684,14 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
         if sch is not None and sch.label_classes is not None:
             schema_classes = np.asarray(sch.label_classes, dtype=object)
-            if self.classes is not None and [str(c) for c in _check_classes(self.classes)] != list(schema_classes):
+            if self.classes is not None and [str(c) for c in check_classes(self.classes)] != list(schema_classes):
                 raise ValueError("classes must equal the schema's label categories (in their order), or be left None")
             return schema_classes
         if self.classes is None:
             raise ValueError("classes: give the public list of classes (classes=['no', 'yes']), or a schema whose "
                              "label is categorical; classes read from the data would reveal who is in it (a rare "
                              "label, the number of one-vs-rest models)")
-        return _check_classes(self.classes)
+        return check_classes(self.classes)
 
     def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
         """K one-vs-rest fits, composed: every record is in all K problems."""
@@ -711,7 +711,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         else:
             lam, sigma = float(self.lam), float(self.sigma)
         grad_tol = float(self.grad_tol)
-        sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=_output_mu(float(self.epsilon)))
+        sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=default_output_mu(float(self.epsilon)))
         fits, reports = [], []
         with self._charging(self._own_charges(loss, lam, sigma, K, {})) as (acc, rng):
             for k, g in enumerate(rng.spawn(K)):
@@ -929,7 +929,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         return t
 
 
-def _check_classes(classes: Any) -> np.ndarray:
+def check_classes(classes: Any) -> np.ndarray:
     """``classes`` as an array: two or more distinct labels, all strings or all numbers (else an error)."""
     if isinstance(classes, (str, bytes)) or not hasattr(classes, "__len__") or np.ndim(classes) != 1:
         raise TypeError(f"classes must be a sequence of labels (strings or numbers); got {classes!r}")
@@ -946,7 +946,7 @@ def _check_classes(classes: Any) -> np.ndarray:
     return np.asarray(values, dtype=object) if strings else np.asarray(values)
 
 
-def _labels_known(y: Any, classes: np.ndarray, policy: str) -> np.ndarray | None:
+def labels_known(y: Any, classes: np.ndarray, policy: str) -> np.ndarray | None:
     """``None`` when every label is one of ``classes``; else refuse (``policy="raise"``) or the mask of rows to keep."""
     if _is_dask(y):
         if policy == "ignore":
@@ -979,7 +979,7 @@ _SAMPLES = re.compile(r"inconsistent numbers of samples: \[[^\]]*\]")
 _ARRAY = re.compile(r"\s*array=.*?(?=\s*Reshape your data)|\s*array=.*", re.DOTALL)
 
 
-def _private_message(message: str) -> str:
+def private_message(message: str) -> str:
     """scikit-learn's validation message without what it may quote of the data (a cell, the array, the row counts)."""
     out = _CELL.sub(r"\1 (a cell of X is not a number)", message)
     out = _SAMPLES.sub("inconsistent numbers of samples (X and y must have one label per row)", out)
@@ -990,3 +990,14 @@ def _private_message(message: str) -> str:
     return f"{out.rstrip(': .')}; {FIND_ROWS}"
 
 
+def fit_on_part(est: ObjPertEstimator, X: Any, y: Any, classes: Any) -> None:
+    """Fit ``est`` on a part of the data; a classifier keeps the full data's public ``classes`` (a part may lack one).
+
+    Used by :mod:`pdpkit.model_selection` for the runs of a private selection.
+    """
+    if classes is None:
+        est.fit(X, y)
+        return
+    validate_data(est, X, reset=True)
+    est.classes_ = np.asarray(classes)
+    est._fit_signed(X, est._signed_labels(y), classes=list(classes))

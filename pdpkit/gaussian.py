@@ -273,7 +273,7 @@ def _series_regime(x1: np.ndarray, mu: np.ndarray) -> np.ndarray:
     return mu < _SERIES_RATIO * np.maximum(1.0, np.abs(x1))
 
 
-def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     r"""Tight δ(ε) for normalized sensitivity μ = Δ/σ > 0 (eq. B.1), computed stably.
 
     With :math:`x_1 = \mu/2 - \varepsilon/\mu` and :math:`x_2 = -\mu/2 - \varepsilon/\mu`
@@ -294,9 +294,9 @@ def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
         # pair is symmetric, so the formula below is only ever evaluated at eps >= 0
         out = np.empty(eps.shape)
         pos = ~neg
-        out[pos] = _delta_from_mu(eps[pos], mu[pos])
+        out[pos] = delta_from_mu(eps[pos], mu[pos])
         en = eps[neg]
-        out[neg] = -np.expm1(en) + np.exp(en) * _delta_from_mu(-en, mu[neg])
+        out[neg] = -np.expm1(en) + np.exp(en) * delta_from_mu(-en, mu[neg])
         return np.clip(out, 0.0, 1.0)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         x1 = mu / 2.0 - eps / mu
@@ -315,7 +315,7 @@ def _delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def _log_delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def log_delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     r""":math:`\log \delta(\varepsilon)` without underflow in the far tail.
 
     For :math:`x_1 \le 0`: :math:`\log\delta = -x_1^2/2 + \log\tfrac12 +
@@ -329,7 +329,7 @@ def _log_delta_from_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
         x2 = -mu / 2.0 - eps / mu
         diff = special.erfcx(np.maximum(-x1, 0.0) / _SQRT2) - special.erfcx(-x2 / _SQRT2)
         tail = -0.5 * x1 * x1 + np.log(0.5) + np.log(np.maximum(diff, 1e-320))
-        head = np.log(np.maximum(_delta_from_mu(eps, mu), 1e-320))
+        head = np.log(np.maximum(delta_from_mu(eps, mu), 1e-320))
         out = np.where(x1 <= 0.0, tail, head)
         series = _series_regime(x1, mu)
         if np.any(series):
@@ -362,7 +362,7 @@ def gaussian_delta(eps: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) 
     It is the hockey-stick divergence :math:`H_{e^\varepsilon}(\mathcal N(\Delta,\sigma^2)\,\|\,\mathcal N(0,\sigma^2))`,
     exact for every ε (both orders of the pair give the same curve). Evaluated
     without overflow for ε up to ~1e300 and without catastrophic cancellation
-    (see the implementation note in ``_delta_from_mu``). Broadcasts its arguments.
+    (see the implementation note in ``delta_from_mu``). Broadcasts its arguments.
     ``sensitivity = 0`` gives δ = 0. Negative ε is allowed (δ(ε) is defined there).
 
     Parameters
@@ -382,7 +382,7 @@ def gaussian_delta(eps: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLike) 
     eps, mu = np.broadcast_arrays(eps, mu)
     zero = mu == 0.0
     safe_mu = np.where(zero, 1.0, mu)
-    out = _delta_from_mu(eps, safe_mu)
+    out = delta_from_mu(eps, safe_mu)
     out = np.where(zero, np.maximum(0.0, -np.expm1(np.minimum(eps, 0.0))), out)
     return out[()] if out.ndim == 0 else out
 
@@ -488,7 +488,7 @@ def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLi
     positive = mu > 0
     if np.any(positive):
         d, m = delta[positive], mu[positive]
-        need = _delta_from_mu(np.zeros_like(m), m) > d  # otherwise ε = 0 already suffices
+        need = delta_from_mu(np.zeros_like(m), m) > d  # otherwise ε = 0 already suffices
         if np.any(need):
             d, m = d[need], m[need]
             log_d = np.log(d)
@@ -505,7 +505,7 @@ def gaussian_epsilon(delta: ArrayLike, *, sensitivity: ArrayLike, sigma: ArrayLi
                 with np.errstate(over="ignore", under="ignore"):
                     x1 = m / 2.0 - e / m
                     x2 = -m / 2.0 - e / m
-                    log_delta = _log_delta_from_mu(e, m)
+                    log_delta = log_delta_from_mu(e, m)
                     # e^ε Φ(x2) = ½ e^{-x1²/2} erfcx(-x2/√2)
                     log_deriv = -0.5 * x1 * x1 + np.log(0.5 * special.erfcx(-x2 / _SQRT2))
                     if not np.any(high):
@@ -566,7 +566,7 @@ def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike =
     log_1md = np.log1p(-d)
     mu_hi = mu_lo.copy()
     for _ in range(200):
-        short = np.where(high, _log_one_minus_delta(e, mu_hi) > log_1md, _delta_from_mu(e, mu_hi) < d)
+        short = np.where(high, _log_one_minus_delta(e, mu_hi) > log_1md, delta_from_mu(e, mu_hi) < d)
         if not np.any(short):
             break
         mu_hi = np.where(short, 2.0 * mu_hi, mu_hi)
@@ -575,7 +575,7 @@ def gaussian_sigma(eps: ArrayLike, delta: ArrayLike, *, sensitivity: ArrayLike =
         with np.errstate(over="ignore", under="ignore"):
             m = np.exp(u)
             x1 = m / 2.0 - e / m
-            log_delta = _log_delta_from_mu(e, m)
+            log_delta = log_delta_from_mu(e, m)
             log_phi = -0.5 * x1 * x1 - _LOG_SQRT_2PI
             if not np.any(high):
                 return log_delta - log_d, np.exp(u + log_phi - log_delta)

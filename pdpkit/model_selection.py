@@ -49,11 +49,12 @@ from .estimators import (
     UNKNOWN_LABEL_POLICIES,
     ObjPertClassifier,
     ObjPertRegressor,
-    _check_classes,
-    _labels_known,
-    _output_mu,
-    _private_message,
+    check_classes,
+    default_output_mu,
+    fit_on_part,
+    labels_known,
     prepare_rows,
+    private_message,
 )
 from .losses import get_loss
 from .objpert import DEFAULT_GRAD_TOL, output_mu
@@ -125,7 +126,7 @@ class ObjPertCVEstimator(BaseEstimator):
         R = self._fit_norm_bound()
         eps, delta = float(self.epsilon), float(self.delta)
         mean, shape = self._law()
-        mu_out = _output_mu(eps)  # what the run estimator (epsilon=eps, lam and sigma given) uses
+        mu_out = default_output_mu(eps)  # what the run estimator (epsilon=eps, lam and sigma given) uses
         # rows are checked (or clipped) before anything is charged or drawn
         prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
         cal = _calibrate(eps, delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R,
@@ -222,12 +223,7 @@ class ObjPertCVEstimator(BaseEstimator):
 
 def _fit_run(est: Any, X: np.ndarray, y: np.ndarray, classes: Any) -> None:
     """Fit one run on the training part; a classifier keeps the full data's classes (a part may lack one)."""
-    if classes is None:
-        est.fit(X, y)
-        return
-    validate_data(est, X, reset=True)
-    est.classes_ = np.asarray(classes)
-    est._fit_signed(X, est._signed_labels(y), classes=list(classes))
+    fit_on_part(est, X, y, classes)
 
 
 def _without_guarantee(release: Any) -> Any:
@@ -361,8 +357,8 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         try:
             X, y = validate_data(self, X, y, reset=True)
         except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
-            raise type(exc)(_private_message(str(exc))) from None
-        keep = _labels_known(y, classes, self.unknown_label)
+            raise type(exc)(private_message(str(exc))) from None
+        keep = labels_known(y, classes, self.unknown_label)
         if keep is not None:
             X, y = X[keep], y[keep]
         self.classes_ = classes
@@ -376,7 +372,7 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         if self.classes is None:
             raise ValueError("classes: give the public list of the two classes (classes=['no', 'yes']); classes "
                              "read from the data would reveal who is in it")
-        classes = _check_classes(self.classes)
+        classes = check_classes(self.classes)
         if classes.shape[0] != 2:
             raise ValueError(f"Only binary classification is supported: classes must hold exactly 2 labels; got "
                              f"{classes.shape[0]}")
@@ -511,7 +507,7 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         try:
             X, y = validate_data(self, X, y, reset=True, y_numeric=True)
         except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
-            raise type(exc)(_private_message(str(exc))) from None
+            raise type(exc)(private_message(str(exc))) from None
         self._select(X, np.asarray(y, dtype=float), None)
         return self
 

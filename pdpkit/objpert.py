@@ -568,13 +568,13 @@ def _fitted_data(result: ObjPertResult, X: Any, y: Any, want_h: bool = False,
     curv = None if margins_out is None else (None, margins_out)
     gradJ, H = _evaluate(rows, y, loss, theta, result.lam, np.zeros(d), 1.0, want_h, curv_out=curv)[2:4]
     resid = float(np.linalg.norm(gradJ + result.b))
-    if resid > 2.0 * result.grad_tol + 1e-12 * _scale_from(rows, y, loss, stats):
+    if resid > 2.0 * result.grad_tol + 1e-12 * scale_from(rows, y, loss, stats):
         raise ValueError("X and y are not the data set result was fitted on (the perturbed gradient at "
                          "result.theta is above the fit's tolerance)")
     return rows, y, gradJ, H
 
 
-def _scale_from(rows: _Rows, y: Any, loss: GLMLoss, stats: tuple) -> float:
+def scale_from(rows: _Rows, y: Any, loss: GLMLoss, stats: tuple) -> float:
     """:func:`pdpkit._solver._grad_scale` from the check pass's largest row norm (no extra pass over X)."""
     if rows.n == 0:
         return 1.0
@@ -624,7 +624,7 @@ def _state(result: ObjPertResult, X: Any, y: Any,
     return rows, y, -gradJ, L
 
 
-def _target_rows(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[_Rows, Any, bool]:
+def target_rows(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[_Rows, Any, bool]:
     """Targets as rows read by blocks (arrays, memmaps, Dask arrays or the estimator's rows) and their labels."""
     if isinstance(target_x, _Rows) or _is_dask(target_x):
         tr = _as_rows(target_x)
@@ -688,7 +688,7 @@ def ex_post_pdp_terms(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_
     if not isinstance(result, ObjPertResult):
         raise TypeError(f"result must be an ObjPertResult from objpert_fit; got {type(result).__name__}")
     loss = result.loss
-    trows, ty, _ = _target_rows(target_x, target_y, loss, result.d)
+    trows, ty, _ = target_rows(target_x, target_y, loss, result.d)
     m = trows.n
     mem = check_member_flags(member, m)
     # members to find among the records (in memory or on disk; not the very same array) are

@@ -284,8 +284,8 @@ def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
     """:func:`page_data` of a release :func:`_as_release` has checked."""
     rep: PrivacyReport = rel.privacy_report
     d = rep.d
-    qb, qe = rep._cross_quantiles(False, 1)
-    W = rep._W
+    qb, qe = rep.cross_quantiles(False, 1)
+    W = rep.leverage_factor
     loss = {"name": rel.loss}
     if rel.loss == "huber":
         loss["scale"] = 1.0
@@ -299,7 +299,7 @@ def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
         "method": rep.method,
         "rho": rep.rho,
         "estimator": rep.estimator,
-        "released": rep._released(),
+        "released": rep.released_statistics,
         "noise": {k: getattr(rep, k) for k in ("sigma_gradient", "sigma_hessian", "sigma_lambda_min")},
         "d": d,
         "loss": loss,

@@ -153,7 +153,7 @@ def model_charges(*, loss: str | GLMLoss, lam: float, sigma: float, norm_bound: 
     mu_out = output_mu(grad_tol=grad_tol, lam=lam, sigma_out=sigma_out)
     out = [Charge(name="model", event=ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma, mu_out=mu_out),
                   count=count, delta=delta)]
-    if report is not None and report._released():
+    if report is not None and report.released_statistics:
         if report_delta is None:
             raise ValueError("report_delta is needed: the report releases noisy statistics")
         dr = float(check_probability(report_delta, "report_delta"))
@@ -605,7 +605,7 @@ class Release:
         model = [c for c in self.ledger if c.kind == "objpert" and c.name.endswith("model")]
         reps = [c for c in self.ledger if c.kind == "gaussian" and c.name.endswith("report")]
         delta = model[0].delta if model else g.delta
-        released = bool(self._report_objs) and bool(self._report_objs[0]._released())
+        released = bool(self._report_objs) and bool(self._report_objs[0].released_statistics)
         dr = reps[0].delta if (released and reps) else (1e-6 if released else None)
         return model_charges(loss=self.loss, lam=self.lam, sigma=self.sigma, norm_bound=self.fit_norm_bound,
                              grad_tol=self.grad_tol, sigma_out=self.sigma_out, delta=delta, count=self.n_models,

@@ -80,6 +80,7 @@ from . import analyze_gauss as _ag
 from . import gaussian as _gaussian
 from . import goe as _goe
 from . import objpert as _objpert
+from .events import report_event
 from ._display import fmt_up as _fmt_up
 from ._progress import progress as _progress
 from ._solver import (_Rows, _check_general_targets, _check_loss, _check_rows, _evaluate, _is_dask, _map_rows,
@@ -592,9 +593,9 @@ class PrivacyReport:
 
     def _epsilon_bound_rows(self, target_x: Any, target_y: Any, uniform: bool | str) -> np.ndarray:
         """epsilon_bound for targets read by blocks (the estimator's rows, a memmap or a Dask array)."""
-        from .objpert import _target_rows
+        from .objpert import target_rows
 
-        trows, ty, _ = _target_rows(target_x, target_y, self.loss, self.d)
+        trows, ty, _ = target_rows(target_x, target_y, self.loss, self.d)
         m = trows.n
         if self.method == "data-independent" and uniform == "domain":
             return self.epsilon_bound(trows.materialize(), np.asarray(ty), uniform=uniform)
@@ -697,11 +698,36 @@ class PrivacyReport:
         return float(out[0]) if scalar else out
 
     # ------------------------------------------------------------------ overhead
-    def _released(self) -> list[str]:
+    @property
+    def released_statistics(self) -> list[str]:
+        """The noisy statistics this report releases (``"gradient"``, ``"hessian"``, ``"lambda_min"``), in order."""
         return [c for c in _COMPONENTS if getattr(self, _SIGMA_NAME[c]) is not None]
 
+    @property
+    def leverage_factor(self) -> np.ndarray | None:
+        r"""The public matrix :math:`W` with :math:`ar\mu(x) = \|W^	op x\|^2` from the released Hessian (read-only).
+
+        ``sqrt(factor) L^{-T}`` for the Cholesky factor :math:`L` of the (regularized) noisy
+        Hessian, so that :meth:`leverage_bound` is :math:`\min(\|W^	op x\|^2, \|x\|^2/\lambda)`;
+        ``None`` for a data-independent report, or when the noisy Hessian is not positive definite.
+        """
+        return self._W
+
+    def cross_quantiles(self, uniform: bool | str = False, m: int = 1) -> tuple[float, float | None]:
+        """Tail multipliers (b-route, e-route) of the cross terms: per target, a union over ``m``, or Hölder's.
+
+        Parameters
+        ----------
+        uniform : bool or "domain"
+            As in :meth:`bounds`: per target (False), jointly over ``m`` targets (True), or over
+            the whole domain.
+        m : int
+            The number of targets of a joint bound.
+        """
+        return self._cross_quantiles(uniform, m)
+
     def _sigmas(self) -> dict[str, float]:
-        return {c: getattr(self, _SIGMA_NAME[c]) for c in self._released()}
+        return {c: getattr(self, _SIGMA_NAME[c]) for c in self.released_statistics}
 
     def overhead_pdp(self, target_x: ArrayLike, target_y: ArrayLike, delta: float, *,
                      accounting: str = "gaussian") -> np.ndarray | float:
@@ -832,7 +858,7 @@ class PrivacyReport:
             rep = parts.get("report") or next((p for n, p in parts.items() if n.endswith(" report")), None)
             if rep is not None:  # "report", or an estimator's "<Estimator> report" in an accountant's ledger
                 report_eps, report_delta = float(rep.epsilon), float(rep.delta)
-            elif not self._released():
+            elif not self.released_statistics:
                 report_eps = 0.0
         return PersonalBounds(epsilon=eps, label_known=np.full(eps.shape, known), rho=self.rho, method=self.method,
                               uniform=uniform, total_epsilon=total_eps, total_delta=total_delta,
@@ -1267,7 +1293,7 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
                          f"(Prop 21, tau = {tau:.6g}); the fit has lam = {fit.lam:g}. Nothing was released: use "
                          "method='adaptive', a smaller sigma_hessian or a larger lam")
     resid = float(np.linalg.norm(_evaluate(rows, y, loss, fit.theta, fit.lam, fit.b, 1.0, False)[2]))
-    if resid > 2.0 * fit.grad_tol + 1e-12 * _objpert._scale_from(rows, y, loss, stats):
+    if resid > 2.0 * fit.grad_tol + 1e-12 * _objpert.scale_from(rows, y, loss, stats):
         raise ValueError("X and y are not the data set fit was fitted on (the perturbed gradient at the fit's "
                          "point is above its tolerance)")
     theta = fit.theta_released
@@ -1349,10 +1375,9 @@ def total_privacy(report: PrivacyReport, *, delta_model: float, delta_report: fl
 
         pld = _accounting.objpert_pld(L=L, beta=beta, lam=lam, sigma=sigma, sharp=True,
                                       value_discretization_interval=_PLD_H)
-        released = report._released()
-        if released:
-            sens = {"gradient": L, "hessian": beta / _SQRT2, "lambda_min": beta}
-            mu = math.sqrt(sum((sens[c] / getattr(report, _SIGMA_NAME[c])) ** 2 for c in released))
+        if report.released_statistics:
+            mu = report_event(L=L, beta=beta, sigma_gradient=report.sigma_gradient, sigma_hessian=report.sigma_hessian,
+                              sigma_lambda_min=report.sigma_lambda_min).mu
             pld = pld.compose(_pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=True,
                                                            value_discretization_interval=_PLD_H))
         with warnings.catch_warnings():

@@ -127,13 +127,13 @@ _LABEL_INFINITE = "a label cell is infinite"
 _LABEL_MISSING = "a label cell is missing"
 _LABEL_UNKNOWN = "a label is not one of the schema's label classes"
 #: How every refusal of the records ends (the command line replaces it with ``pdpkit check DATA ...``).
-_FIND_ROWS_PREFIX = "; find the rows with pdpkit.check.check_nonprivate("
+FIND_ROWS_PREFIX = "; find the rows with pdpkit.check.check_nonprivate("
 
 
 def _find_rows(label: bool) -> str:
     """The end of a refusal: where the curator finds the rows (a non-private diagnostic)."""
     call = "X, y, schema=schema" if label else "X, schema=schema"
-    return f"{_FIND_ROWS_PREFIX}{call}), a non-private diagnostic for the curator (never publish its output)"
+    return f"{FIND_ROWS_PREFIX}{call}), a non-private diagnostic for the curator (never publish its output)"
 
 
 def _is_draft_note(note: Any) -> bool:
@@ -158,7 +158,7 @@ def _number(value: Any, where: str) -> float:
     return v
 
 
-def _canonical(value: Any) -> str:
+def canonical_text(value: Any) -> str:
     """The text a categorical value is compared as (see the module docstring)."""
     if isinstance(value, str):
         return value
@@ -446,8 +446,14 @@ class Schema:
         return replace(self, columns=cols)
 
     # ------------------------------------------------------------ encoding
-    def _feature_columns(self, X: Any) -> list[Any]:
-        """One 1-D array (or pandas Series) per feature, from a table or a 2-D array in feature order."""
+    def feature_columns(self, X: Any) -> list[Any]:
+        """One 1-D array (or pandas Series) per feature, from a table or a 2-D array in feature order.
+
+        Parameters
+        ----------
+        X : table or array_like
+            A data frame with the features by name, or a 2-D array in the schema's feature order.
+        """
         names = self.feature_names
         if hasattr(X, "columns") and hasattr(X, "__getitem__"):  # a pandas (or similar) data frame
             present = [str(c) for c in X.columns]
@@ -497,7 +503,7 @@ class Schema:
         numpy.ndarray, shape (n, n_encoded)
             Float64 rows with :math:`\|x\|_2 \le 1`, columns named :attr:`encoded_names`.
         """
-        cols = self._feature_columns(X)
+        cols = self.feature_columns(X)
         n = len(cols[0])
         out = np.zeros((n, self.n_encoded))
         j = 0
@@ -529,7 +535,7 @@ class Schema:
 
     def _numeric_values(self, col: Column, values: Any, what: str) -> np.ndarray:
         """Floats, NaN where missing; text is a TypeError naming the column, infinity a ValueError."""
-        series = _as_series(values)
+        series = as_series(values)
         import pandas as pd
 
         kind = pd.api.types.infer_dtype(series, skipna=True)
@@ -561,14 +567,14 @@ class Schema:
         """Index of each value in ``col.categories``; -1 for a value encoded as all zeros."""
         import pandas as pd
 
-        series = _as_series(values)
+        series = as_series(values)
         if pd.api.types.infer_dtype(series, skipna=True) in ("mixed", "mixed-integer"):
             # e.g. booleans among numbers: hashing would merge True with 1, so compare the texts
-            series = series.map(lambda v: v if pd.isna(v) else _canonical(v))
+            series = series.map(lambda v: v if pd.isna(v) else canonical_text(v))
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
         codes = np.asarray(codes, dtype=np.intp)
         index = {c: i for i, c in enumerate(col.categories or ())}
-        lookup = np.array([index.get(_canonical(u), -1) for u in uniques] + [-1], dtype=np.intp)
+        lookup = np.array([index.get(canonical_text(u), -1) for u in uniques] + [-1], dtype=np.intp)
         missing = codes < 0
         mapped = lookup[codes]  # codes = -1 reads the appended -1
         unknown = (mapped < 0) & ~missing
@@ -603,7 +609,7 @@ class Schema:
             The labels (a pandas Series, a list, a 1-D array).
         """
         lab = self._label_column()
-        y = _as_series(y)
+        y = as_series(y)
         if lab.kind == "categorical":
             return self._codes(lab, y, policy_unknown="error", what="label", missing_ok=False)
         v = self._numeric_values(lab, y, "label")
@@ -748,7 +754,7 @@ class Schema:
             fh.write(self.to_json() + "\n")
 
 
-def _as_series(values: Any):
+def as_series(values: Any):
     """A pandas Series (object or numeric) from a Series, a list or a 1-D array."""
     import pandas as pd
 
@@ -837,7 +843,7 @@ def draft_schema_nonprivate(data: Any, *, label: str | None = None, ignore: Sequ
         numeric = pd.api.types.infer_dtype(present, skipna=True) in ("floating", "integer", "mixed-integer-float",
                                                                      "boolean", "empty")
         if name == label:
-            values = sorted({_canonical(v) for v in present.tolist()})
+            values = sorted({canonical_text(v) for v in present.tolist()})
             integral = numeric and bool(np.all(np.mod(present.to_numpy(dtype=float), 1.0) == 0.0))
             kind = label_kind or ("numeric" if numeric and not (integral and len(values) <= 10) else "categorical")
             if kind == "numeric":
@@ -861,7 +867,7 @@ def draft_schema_nonprivate(data: Any, *, label: str | None = None, ignore: Sequ
             lo, hi = _nice_bounds(float(v.min()), float(v.max()))
             columns.append(Column(name, kind="numeric", low=lo, high=hi))
         else:
-            values = sorted({_canonical(v) for v in present.tolist()} - {""})
+            values = sorted({canonical_text(v) for v in present.tolist()} - {""})
             if 0 < len(values) <= max_categories:
                 columns.append(Column(name, kind="categorical", categories=tuple(values)))
             else:

@@ -217,7 +217,7 @@ def _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise):
     return loss, X, y, eps, delta, lam, R
 
 
-def _fit(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, R: float) -> tuple[np.ndarray, np.ndarray, float]:
+def fit_to_tolerance(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, R: float) -> tuple[np.ndarray, np.ndarray, float]:
     """θ(D) to gradient norm τ = 1e-12·n·R·L, the curvatures f''(x_iᵀθ) and τ."""
     n, d = X.shape
     tau = _SOLVER_TOL * max(1.0, n * R * loss.lipschitz)
@@ -326,7 +326,7 @@ def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, e
     consts = st.stability_constants(loss, norm_bound=R, lam=lam, rho=rho, neighbours=neighbours, phi=phi)
     gen = as_generator(rng)
     e2, d2 = eps / 2.0, delta / 2.0
-    theta, w, tau = _fit(X, y, loss, lam, R)
+    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
     eig_min = float(np.linalg.eigvalsh(_data_hessian(X, w))[0])
     m = 1 if size is None else size
     rel = st.recursive_release(eig_min, st.qsc_lambda_min_recursion(consts), e2, d2, rng=gen, size=m)
@@ -398,7 +398,7 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
     G0, G1, G2 = loss.lipschitz * R, loss.smoothness * R ** 2, loss.d3_bound * R ** 3
     gen = as_generator(rng)
     e2, d2 = eps / 2.0, delta / 2.0
-    theta, w, tau = _fit(X, y, loss, lam, R)
+    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
     eig_min = float(np.linalg.eigvalsh(_data_hessian(X, w))[0])
     m = 1 if size is None else size
     rec = st.smooth_lambda_min_recursion(G0=G0, G1=G1, G2=G2, n_max=n_max, lam=lam, neighbours=neighbours)
@@ -519,7 +519,7 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
     cap = float(check_positive(cap, "cap"))
     size = _check_size(size)
     consts = st.stability_constants(loss, norm_bound=R, lam=lam, rho=rho, neighbours=neighbours, phi=phi)
-    theta, w, tau = _fit(X, y, loss, lam, R)
+    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
     H = _data_hessian(X, w)
     ev = np.linalg.eigvalsh(H)
     eig_min, eig_max = float(ev[0]), float(ev[-1])
@@ -613,7 +613,7 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
         u = _check_u(u, d)
     size = _check_size(size)
     consts = st.stability_constants(loss, norm_bound=R, lam=lam, neighbours=neighbours)
-    theta, w, _ = _fit(X, y, loss, lam, R)
+    theta, w, _ = fit_to_tolerance(X, y, loss, lam, R)
     H = _data_hessian(X, w)
     if u is None:
         sens = float(consts.tau) / (float(np.linalg.eigvalsh(H)[0]) + lam)

@@ -883,7 +883,7 @@ class EigenBounds:
     lambda_max: Any
 
 
-def _fit_and_hessian(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float) -> tuple[np.ndarray, np.ndarray]:
+def fit_and_hessian(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float) -> tuple[np.ndarray, np.ndarray]:
     if lam > 0:
         theta = erm_fit_nonprivate(X, y, loss, lam=lam)
     else:
@@ -945,7 +945,7 @@ def private_eigen_bounds(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps: f
         cap = float(check_positive(cap, "cap"))
     if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1):
         raise ValueError(f"size must be None or a positive integer; got {size!r}")
-    _theta, H = _fit_and_hessian(X, y, loss, lam)
+    _theta, H = fit_and_hessian(X, y, loss, lam)
     ev = np.linalg.eigvalsh(H)
     eig_min, eig_max = max(float(ev[0]), 0.0), max(float(ev[-1]), 0.0)
     if cap is not None and cap < eig_max:

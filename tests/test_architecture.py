@@ -214,3 +214,36 @@ def test_the_import_check_sees_a_heavy_import():
     code = f"import pdpkit.estimators\nimport sys\nprint('loaded:', *(m for m in {HEAVY!r} if m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "sklearn" in res.stdout.strip().splitlines()[-1]
+
+
+def private_reach_ins(files: list[pathlib.Path]) -> list[str]:
+    """``from .module import _name`` and ``module._name`` across modules, where ``module`` is not a private helper."""
+    out = []
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("pdpkit")):
+                mod = (node.module or "").split(".")[-1] if node.module else ""
+                for a in node.names:
+                    if not mod:  # from . import report as _report
+                        aliases[a.asname or a.name] = a.name
+                    elif a.name.startswith("_") and not a.name.startswith("__") and mod not in PRIVATE_MODULES:
+                        out.append(f"{path.name}:{node.lineno}: from {mod} import {a.name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in aliases and aliases[node.value.id] not in PRIVATE_MODULES \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                out.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    return out
+
+
+def test_no_module_reads_another_modules_private_names():
+    assert private_reach_ins(sorted(ROOT.rglob("*.py"))) == []
+
+
+def test_the_reach_in_check_catches_one(tmp_path):
+    bad = tmp_path / "release.py"
+    bad.write_text("from .report import _released\nfrom . import objpert as _o\nx = _o._scale_from\n"
+                   "from ._solver import _Rows\n", encoding="utf-8")
+    assert len(private_reach_ins([bad])) == 2

@@ -67,7 +67,7 @@ def test_the_page_is_self_contained_and_embeds_public_numbers_only():
     # the leverage factor is the report's, bit for bit (upper triangle)
     rep: PrivacyReport = rel.privacy_report
     W = np.frombuffer(base64.b64decode(data["W"]), dtype="<f8")
-    np.testing.assert_array_equal(W, rep._W[np.triu_indices(rep.d)])
+    np.testing.assert_array_equal(W, rep.leverage_factor[np.triu_indices(rep.d)])
     np.testing.assert_array_equal(np.frombuffer(base64.b64decode(data["theta"]), dtype="<f8"), rel.theta)
     assert data["guarantee"]["epsilon"] == rel.guarantee.epsilon
     from pdpkit.page import release_fingerprint

@@ -19,7 +19,7 @@ from scipy import optimize, stats
 from pdpkit import stability as st
 from pdpkit.audit import audit_delta_curve, clopper_pearson
 from pdpkit.losses import get_loss
-from pdpkit.stability import _fit_and_hessian
+from pdpkit.stability import fit_and_hessian
 
 
 def _plain_length(R, x):
@@ -141,7 +141,7 @@ def test_parameter_change_bound_holds_and_is_tight():
     n, d, lam, r = 2000, 3, 1.0, 1.0
     X, y = _data(n, d, 3, r)
     loss = get_loss("robust_log")
-    theta, H = _fit_and_hessian(X, y, loss, lam)
+    theta, H = fit_and_hessian(X, y, loss, lam)
     eig = np.linalg.eigvalsh(H)
     c = st.stability_constants(loss, norm_bound=r, lam=lam)
     t = float(st.parameter_change_bound(eig[0], c))
@@ -152,7 +152,7 @@ def test_parameter_change_bound_holds_and_is_tight():
     rec = st.qsc_lambda_min_recursion(c)
     N = rec.length(eig[0])
     for Xp, yp in nbrs:
-        thp, Hp = _fit_and_hessian(Xp, yp, loss, lam)
+        thp, Hp = fit_and_hessian(Xp, yp, loss, lam)
         ratios.append(np.linalg.norm(thp - theta) / t)
         ep = np.linalg.eigvalsh(Hp)
         # Cor 5.2 (one step) for every eigenvalue, and the recursion's lower bound
@@ -174,7 +174,7 @@ def test_parameter_change_bound_holds_and_is_tight():
         for i in rem[:4]:
             Xp = np.vstack([np.delete(X, i, 0), x[None]])
             yp = np.append(np.delete(y, i), yy)
-            thp, _ = _fit_and_hessian(Xp, yp, loss, lam)
+            thp, _ = fit_and_hessian(Xp, yp, loss, lam)
             worst = max(worst, np.linalg.norm(thp - theta))
     assert worst <= trep
     assert worst > t                                             # test the tester
@@ -184,18 +184,18 @@ def test_smooth_parameter_change_bound_holds():
     n, d, lam, r = 1500, 2, 1.0, 1.0
     X, y = _data(n, d, 4, r)
     loss = get_loss("robust_log")
-    theta, H = _fit_and_hessian(X, y, loss, lam)
+    theta, H = fit_and_hessian(X, y, loss, lam)
     eig = np.linalg.eigvalsh(H)
     W = float(st.smooth_parameter_change_bound(eig[0], G0=r, G2=loss.d3_bound * r**3, lam=lam, n_max=n + 1))
     assert np.isfinite(W)
     rng = np.random.default_rng(1)
     nbrs, _, _ = _neighbours(X, y, theta, H, lam, r, rng, n_random=3)
-    worst = max(np.linalg.norm(_fit_and_hessian(Xp, yp, loss, lam)[0] - theta) for Xp, yp in nbrs)
+    worst = max(np.linalg.norm(fit_and_hessian(Xp, yp, loss, lam)[0] - theta) for Xp, yp in nbrs)
     assert worst <= W
     assert worst >= 0.8 * W
     rec = st.smooth_lambda_min_recursion(G0=r, G1=0.5 * r * r, G2=loss.d3_bound * r**3, lam=lam, n_max=n + 1)
     for Xp, yp in nbrs[:4]:
-        ep = np.linalg.eigvalsh(_fit_and_hessian(Xp, yp, loss, lam)[1])
+        ep = np.linalg.eigvalsh(fit_and_hessian(Xp, yp, loss, lam)[1])
         assert ep[0] >= float(rec(eig[0])) - 1e-9
 
 
@@ -302,12 +302,12 @@ def test_audit_alg2_on_neighbours_whose_length_differs():
     loss = get_loss("robust_log")
     c = st.stability_constants(loss, norm_bound=r, lam=lam)
     rec = st.qsc_lambda_min_recursion(c)
-    theta, H = _fit_and_hessian(X, y, loss, lam)
+    theta, H = fit_and_hessian(X, y, loss, lam)
     v = np.linalg.eigh(H)[1][:, 0] * r
     prev = (X, y, float(np.linalg.eigvalsh(H)[0]))
     for _ in range(30):  # add records along the bottom eigenvector (f'' largest) one at a time
         Xn, yn = np.vstack([prev[0], v[None]]), np.append(prev[1], v @ theta)
-        e_new = float(np.linalg.eigvalsh(_fit_and_hessian(Xn, yn, loss, lam)[1])[0])
+        e_new = float(np.linalg.eigvalsh(fit_and_hessian(Xn, yn, loss, lam)[1])[0])
         if rec.length(e_new) != rec.length(prev[2]):
             break
         prev = (Xn, yn, e_new)
@@ -329,7 +329,7 @@ def test_private_eigen_bounds_cover_with_probability():
     n, d, lam, r = 3000, 2, 1.0, 1.0
     X, y = _data(n, d, 7, r)
     loss = get_loss("robust_log")
-    _, H = _fit_and_hessian(X, y, loss, lam)
+    _, H = fit_and_hessian(X, y, loss, lam)
     ev = np.linalg.eigvalsh(H)
     eb = st.private_eigen_bounds(X, y, loss, 1.0, 0.2, lam=lam, norm_bound=r, cap=n * 0.5, rng=3, size=2000)
     miss = int(np.sum((eb.lambda_min > ev[0]) | (eb.lambda_max < ev[-1])))
@@ -347,7 +347,7 @@ def test_modulus_ratio_certificate_contains_brute_force_ratios(domain):
     n, d, lam, r = 2000, 3, 1.0, 1.0
     X, y = _data(n, d, 9, r)
     loss = get_loss("robust_log")
-    theta, H = _fit_and_hessian(X, y, loss, lam)
+    theta, H = fit_and_hessian(X, y, loss, lam)
     ev = np.linalg.eigvalsh(H)
     c = st.stability_constants(loss, norm_bound=r, lam=lam)
     r2 = float(st.modulus_ratio_bound(ev[0], ev[-1], c, domain=domain, d=d))
@@ -368,7 +368,7 @@ def test_modulus_ratio_certificate_contains_brute_force_ratios(domain):
     for Xp, yp in nbrs:
         if domain == "linf" and np.max(np.abs(Xp)) > r / np.sqrt(d) + 1e-12:
             continue
-        thp, Hp = _fit_and_hessian(Xp, yp, loss, lam)
+        thp, Hp = fit_and_hessian(Xp, yp, loss, lam)
         w1 = np.asarray(st.local_modulus(Hp, U, c, domain=domain))
         q = (w0 / w1) ** 2
         assert np.all(q <= 1 + r2) and np.all(q >= 1 / (1 + r2))

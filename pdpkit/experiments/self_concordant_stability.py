@@ -22,7 +22,7 @@ import numpy as np
 from .._progress import progress as _progress
 from .._validation import as_generator
 from ..losses import get_loss
-from ..stability import _fit_and_hessian, parameter_change_bound, private_eigen_bounds, stability_constants
+from ..stability import fit_and_hessian, parameter_change_bound, private_eigen_bounds, stability_constants
 
 __all__ = ["robust_regression_data", "ParameterChangeTightness", "parameter_change_tightness",
            "EigenvalueError", "eigenvalue_relative_error"]
@@ -131,17 +131,17 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
     for n in _progress(list(ns), total=len(ns), desc="neighbours", progress=progress):
         X, y, _ = robust_regression_data(int(n), d=d, rng=gen)
         X /= np.sqrt(d)
-        theta, H = _fit_and_hessian(X, y, loss, lam)
+        theta, H = fit_and_hessian(X, y, loss, lam)
         eig = float(np.linalg.eigvalsh(H)[0])
         t_ar = float(parameter_change_bound(eig, c_ar))
         t_rep = float(parameter_change_bound(eig, c_rep))
         adds, rem = _adversarial_neighbours(X, y, theta, H + lam * np.eye(d), r, gen, n_random)
         worst_ar = 0.0
         for x, yy in adds:
-            th1, _ = _fit_and_hessian(np.vstack([X, x[None]]), np.append(y, yy), loss, lam)
+            th1, _ = fit_and_hessian(np.vstack([X, x[None]]), np.append(y, yy), loss, lam)
             worst_ar = max(worst_ar, float(np.linalg.norm(th1 - theta)))
         for i in rem:
-            th1, _ = _fit_and_hessian(np.delete(X, i, 0), np.delete(y, i), loss, lam)
+            th1, _ = fit_and_hessian(np.delete(X, i, 0), np.delete(y, i), loss, lam)
             worst_ar = max(worst_ar, float(np.linalg.norm(th1 - theta)))
         worst_rep = 0.0
         Ainv = np.linalg.inv(H + lam * np.eye(d))
@@ -152,7 +152,7 @@ def parameter_change_tightness(ns: Sequence[int], *, d: int = 3, lam: float = 1.
             score = np.linalg.norm((G - ga) @ Ainv, axis=1)
             for i in [int(j) for j in np.argsort(score)[-2:]]:
                 Xp = np.vstack([np.delete(X, i, 0), x[None]])
-                th1, _ = _fit_and_hessian(Xp, np.append(np.delete(y, i), yy), loss, lam)
+                th1, _ = fit_and_hessian(Xp, np.append(np.delete(y, i), yy), loss, lam)
                 worst_rep = max(worst_rep, float(np.linalg.norm(th1 - theta)))
         out["ar"].append(worst_ar / t_ar if np.isfinite(t_ar) else np.nan)
         out["rep"].append(worst_rep / t_rep if np.isfinite(t_rep) else np.nan)
@@ -223,7 +223,7 @@ def eigenvalue_relative_error(ratios: Sequence[float], *, dims: Sequence[int] = 
         d = int(dims[i])
         n = int(round(ratios[j] * d))
         X, y, _ = robust_regression_data(n, d=d, rng=gen)
-        _, H = _fit_and_hessian(X, y, loss, lam)
+        _, H = fit_and_hessian(X, y, loss, lam)
         lam_min = float(np.linalg.eigvalsh(H)[0])
         eb = private_eigen_bounds(X, y, loss, eps, delta, lam=lam, norm_bound=float(np.sqrt(d)), rng=gen)
         res[i, j, k] = abs(float(eb.lambda_min) - lam_min) / lam_min

@@ -132,9 +132,9 @@ def fit_nonprivate(X: np.ndarray, y: np.ndarray, loss=robust_log, *, lam: float 
     lam : float, default 0.0
         Ridge coefficient λ > 0 of the objective: (λ/2)‖θ‖² is added to the summed losses.
     """
-    from ..single import _fit
+    from ..single import fit_to_tolerance
 
-    return _fit(np.asarray(X, float), np.asarray(y, float), loss, lam, math.sqrt(max(1.0, float(
+    return fit_to_tolerance(np.asarray(X, float), np.asarray(y, float), loss, lam, math.sqrt(max(1.0, float(
         np.max(np.einsum("ij,ij->i", X, X))))))[0]
 
 

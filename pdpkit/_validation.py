@@ -30,6 +30,7 @@ __all__ = [
     "check_mu",
     "check_repetition_law",
     "strict_real",
+    "finite_scalar",
     "strict_delta",
     "MU_MAX",
 ]
@@ -353,4 +354,16 @@ def strict_delta(value: Any, name: str) -> float:
     v = strict_real(value, name)
     if not v < 1.0:
         raise ValueError(f"{name} must lie in (0, 1); got {value!r}")
+    return v
+
+
+def finite_scalar(value: Any, name: str) -> float:
+    """A finite real scalar (a number or a 0-d array; not text or bool), as a float."""
+    import math
+
+    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
+        raise TypeError(f"{name} must be a real number; got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite; got {value!r}")
     return v

@@ -57,7 +57,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from ._display import fmt_up as _up
-from ._validation import check_int_at_least, check_json_keys, check_mu, check_repetition_law
+from ._validation import check_int_at_least, check_json_keys, check_mu, check_repetition_law, finite_scalar
 from ._validation import strict_delta as _delta
 from ._validation import strict_real as _real
 from .accounting import objpert_output_epsilon, objpert_pld, objpert_rdp
@@ -251,15 +251,7 @@ class PrivacyEvent:
     @property
     def key(self) -> tuple:
         """A hashable identity of the event's parameters (for caches and comparisons)."""
-        return (self.kind, repr(_canonical(self.params())))
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_canonical(v) for v in value)
-    return value
+        return (self.kind, repr(_freeze(self.params())))
 
 
 def _freeze(value: Any) -> Any:
@@ -518,15 +510,6 @@ def _tnb_mean(gamma: float, shape: float) -> float:
     return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
 
 
-def _selection_real(value: Any, name: str) -> float:
-    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
-        raise TypeError(f"{name} must be a real number; got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {value!r}")
-    return v
-
-
 def _check_candidates(candidates: Any) -> tuple[tuple[float, float, float, float, float], ...]:
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise TypeError("candidates must be a sequence of (L, beta, lam, sigma, mu_out) tuples")
@@ -536,7 +519,7 @@ def _check_candidates(candidates: Any) -> tuple[tuple[float, float, float, float
             c = tuple(c.params()[k] for k in _OBJPERT_KEYS)
         if isinstance(c, (str, bytes)) or not isinstance(c, Sequence) or len(c) != 5:
             raise TypeError(f"candidates[{i}] must be a tuple (L, beta, lam, sigma, mu_out); got {c!r}")
-        vals = tuple(_selection_real(v, f"candidates[{i}].{n}") for v, n in zip(c, _OBJPERT_KEYS, strict=True))
+        vals = tuple(finite_scalar(v, f"candidates[{i}].{n}") for v, n in zip(c, _OBJPERT_KEYS, strict=True))
         L, beta, lam, sigma, mu_out = vals
         for n, v in (("L", L), ("lam", lam), ("sigma", sigma)):
             if not v > 0:
@@ -625,7 +608,7 @@ class RepeatAndSelectEvent(PrivacyEvent):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "candidates", _check_candidates(self.candidates))
-        mu = _selection_real(self.score_mu, "score_mu")
+        mu = finite_scalar(self.score_mu, "score_mu")
         if not mu > 0:
             raise ValueError(f"score_mu must be > 0; got {self.score_mu!r}")
         object.__setattr__(self, "score_mu", float(check_mu(mu)))

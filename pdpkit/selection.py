@@ -105,6 +105,7 @@ from ._validation import (
     check_int_at_least,
     check_mu,
     check_repetition_law,
+    finite_scalar,
     scalar_positive,
     scalar_probability,
 )
@@ -232,15 +233,6 @@ def default_repetitions(n_candidates: int, *, coverage: float = 0.9, shape: floa
         return 1.0 - float(np.sum(repetitions_pmf(np.arange(1, s + 1), mean=m, shape=shape))) - q
 
     return float(math.exp(optimize.brentq(gap, math.log(1.0 + 1e-6), math.log(1e6), xtol=1e-12)))
-
-
-def _real(value: Any, name: str) -> float:
-    if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
-        raise TypeError(f"{name} must be a real number; got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite; got {value!r}")
-    return v
 
 
 def _check_orders(orders: ArrayLike) -> np.ndarray:
@@ -411,11 +403,11 @@ def calibrate_selection(eps: float, delta: float, *, L: float, beta: float, lams
     eps = scalar_positive(eps, "eps")
     delta = scalar_probability(delta, "delta")
     L = scalar_positive(L, "L")
-    beta = _real(beta, "beta")
+    beta = finite_scalar(beta, "beta")
     if beta < 0:
         raise ValueError(f"beta must be >= 0; got {beta!r}")
     mean, shape = check_repetition_law(mean, shape)
-    mu_out = check_mu(_real(mu_out, "mu_out"))
+    mu_out = check_mu(finite_scalar(mu_out, "mu_out"))
     share = scalar_positive(score_share, "score_share")
     count = check_int_at_least(count, "count", 1)
     tol = scalar_positive(tol, "tol")

@@ -20,17 +20,15 @@ adding or removing one record. Every event knows, in one place,
 their names: adding a mechanism is one subclass of :class:`PrivacyEvent` (with a ``kind``,
 ``params`` and its curves). The events pdpkit releases:
 
-============================  =========================================================
-:class:`GaussianEvent`        a Gaussian mechanism of parameter μ (a statistic, a report)
-:class:`LaplaceEvent`         a Laplace mechanism (noise multiplier b/Δ)
-:class:`ObjPertEvent`         one ObjPert fit with its output noise (Redberg, Koskela &
-                              Wang 2023, Thm 3.1 as corrected and Thm 3.2)
-:class:`RepeatAndSelectEvent` private selection over ObjPert candidates (Papernot &
-                              Steinke 2022, Thm 2 and 6)
-:class:`PoissonSampledEvent`  a Gaussian or Laplace mechanism on a Poisson subsample
-:class:`SelfComposedEvent`    one event repeated ``count`` times on the same records
-:class:`ComposedEvent`        several events on the same records
-============================  =========================================================
+* :class:`GaussianEvent`: a Gaussian mechanism of parameter μ (a statistic, a report);
+* :class:`LaplaceEvent`: a Laplace mechanism (noise multiplier b/Δ);
+* :class:`ObjPertEvent`: one ObjPert fit with its output noise (Redberg, Koskela & Wang
+  2023, Thm 3.1 as corrected and Thm 3.2);
+* :class:`RepeatAndSelectEvent`: private selection over ObjPert candidates (Papernot &
+  Steinke 2022, Thm 2 and 6);
+* :class:`PoissonSampledEvent`: a Gaussian or Laplace mechanism on a Poisson subsample;
+* :class:`SelfComposedEvent`: one event repeated ``count`` times on the same records;
+* :class:`ComposedEvent`: several events on the same records.
 
 :func:`report_event` is what a privacy report releases (a Gaussian mechanism over its noisy
 statistics, :mod:`pdpkit.report`). :func:`from_dp_event` reads dp_accounting's events

@@ -43,7 +43,7 @@ from typing import Any
 
 from ._json import canonical_json, loads_strict
 
-__all__ = ["LEDGER_FORMAT", "LedgerIntegrityError", "LedgerFile"]
+__all__ = ["LEDGER_FORMAT", "LedgerIntegrityError", "LedgerFile", "Transaction"]
 
 #: The format tag stored in a ledger file's ``meta`` table.
 LEDGER_FORMAT = "pdpkit-ledger/1"
@@ -88,8 +88,16 @@ def _read_key(path: str) -> bytes:
     return key
 
 
-class _Transaction:
-    """The ledger as read inside one transaction (JSON dicts), and the entries (JSON dicts) to add to it."""
+class Transaction:
+    """One charge's transaction: the ledger as read inside it (``ledger``, JSON dicts), and the entries to add.
+
+    Parameters
+    ----------
+    ledger : tuple of dict
+        The entries the file held when the transaction began, checked.
+    last_mac : str
+        The MAC of the last of them (the chain's head).
+    """
 
     def __init__(self, ledger: tuple, last_mac: str) -> None:
         self.ledger = ledger
@@ -97,6 +105,13 @@ class _Transaction:
         self.added: tuple = ()
 
     def append(self, entries: tuple) -> None:
+        """Entries (JSON dicts) to write when the transaction ends.
+
+        Parameters
+        ----------
+        entries : tuple of dict
+            The charges, as :meth:`pdpkit.accountant.Charge.to_dict` writes them.
+        """
         self.added = tuple(self.added) + tuple(entries)
 
 
@@ -260,7 +275,7 @@ class LedgerFile:
 
     # ------------------------------------------------------------ charging
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[_Transaction]:
+    def transaction(self) -> Iterator[Transaction]:
         """One charge: ``BEGIN IMMEDIATE``, the ledger read and checked, the block, the new entries written, ``COMMIT``.
 
         An exception before the block's end of a refusal (raised by the caller before it
@@ -273,7 +288,7 @@ class LedgerFile:
             committed = False
             try:
                 ledger, last = self._read_entries(con)
-                txn = _Transaction(ledger, last)
+                txn = Transaction(ledger, last)
                 try:
                     yield txn
                 finally:

@@ -14,7 +14,7 @@ select, :func:`pdpkit.selection.selection_epsilon`, converted to (ε, δ)); the 
 at most (``epsilon``, ``delta``). The chosen model is one of the runs, so the guarantee the
 selected model would state on its own (one fit) is **not** its guarantee: the release kept
 here (``release_``) carries no guarantee of its own, and the selection's parameters are in
-``selection_`` (a :class:`pdpkit.selection.SelectionCharge`) for an accountant or a release
+``selection_`` (a :class:`pdpkit.events.RepeatAndSelectEvent`) for an accountant or a release
 file to recompute.
 
 Default law of the number of runs: logarithmic (the truncated negative binomial law with
@@ -278,7 +278,7 @@ _COMMON_DOC = r"""
         The kept grid's (λ, σ).
     dropped_lams_ : tuple of float
         The λ dropped by the calibration.
-    selection_ : pdpkit.selection.SelectionCharge
+    selection_ : pdpkit.events.RepeatAndSelectEvent
         The selection's public parameters (what an accountant stores).
     best_estimator_ : ObjPertClassifier or ObjPertRegressor
         The chosen run's estimator; its ``release_`` carries no guarantee (the guarantee is the

@@ -108,7 +108,7 @@ _CHUNK = 8192  # rows per block in the vectorized target computations
 class ObjPertResult:
     r"""Output of :func:`objpert_fit` — **not publishable as a whole**.
 
-    What may be published is :meth:`release`: ``theta_released``, the solver's point plus the
+    What may be published is the release (:func:`pdpkit.release.objpert_release`): ``theta_released``, the solver's point plus the
     output noise :math:`\mathcal N(0, \sigma_{\rm out}^2 I_d)` that pays for the solver's
     tolerance, with the public parameters and the guarantee. Everything else is internal state
     of the mechanism, kept for the ex-post analysis and left out of the ``repr``: ``theta``
@@ -386,7 +386,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
     Returns
     -------
     ObjPertResult
-        With ``theta_released`` (what :meth:`ObjPertResult.release` publishes) and the
+        With ``theta_released`` (what :func:`pdpkit.release.objpert_release` publishes) and the
         internal state (``theta``, ``b``, ...) of the ex-post analysis.
     """
     loss = _check_loss(loss)

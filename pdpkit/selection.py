@@ -110,12 +110,10 @@ from ._validation import (
     scalar_probability,
 )
 from .accounting import objpert_sigma, rdp_to_epsilon
-from .events import SELECTION_FORMAT, SELECTION_ORDERS, RepeatAndSelectEvent, repetitions_gamma
+from .events import SELECTION_FORMAT, SELECTION_ORDERS, RepeatAndSelectEvent, repetitions_gamma  # noqa: F401
 from .objpert import DEFAULT_OUTPUT_MU
 
 __all__ = [
-    "SELECTION_FORMAT",
-    "SelectionCharge",
     "SelectionCalibration",
     "selection_rdp",
     "selection_epsilon",
@@ -325,7 +323,7 @@ class SelectionCalibration:
 
     Parameters
     ----------
-    charge : SelectionCharge
+    charge : pdpkit.events.RepeatAndSelectEvent
         The public parameters of the selection (candidates with their σ, the score's μ, the law).
     lams : tuple of float
         The λ of the kept candidates, in the order of ``charge.candidates``.
@@ -340,7 +338,7 @@ class SelectionCalibration:
         The target δ.
     """
 
-    charge: SelectionCharge
+    charge: RepeatAndSelectEvent
     lams: tuple[float, ...]
     dropped_lams: tuple[float, ...]
     run_epsilon: float
@@ -416,7 +414,7 @@ def calibrate_selection(eps: float, delta: float, *, L: float, beta: float, lams
     grid = tuple(float(scalar_positive(v, "lams")) for v in lams)
     eps0 = [math.log1p(beta / lam) for lam in grid]
 
-    def plan(e_run: float) -> tuple[SelectionCharge, tuple, tuple] | None:
+    def plan(e_run: float) -> tuple[RepeatAndSelectEvent, tuple, tuple] | None:
         kept = [lam for lam, e0 in zip(grid, eps0, strict=True) if e0 < 0.5 * e_run]
         if not kept:
             return None
@@ -429,7 +427,7 @@ def calibrate_selection(eps: float, delta: float, *, L: float, beta: float, lams
             cands.append((L, beta, lam, float(sigma), mu_out))
         cands = tuple(cands)
         score = min(share * _free_score_mu(cands, count), 100.0)
-        charge = SelectionCharge(candidates=cands, score_mu=score, mean=mean, shape=shape, count=count)
+        charge = RepeatAndSelectEvent(candidates=cands, score_mu=score, mean=mean, shape=shape, count=count)
         return charge, tuple(kept), tuple(lam for lam in grid if lam not in kept)
 
     def eps_of(e_run: float) -> tuple[float, Any]:

@@ -509,7 +509,7 @@ def stopping_rule_audit(D: tuple[Any, Any], D_prime: tuple[Any, Any], *, lam: fl
     ``"former"``: the solver stops at ``tol`` relative to a data-dependent scale and its point
     is released (the private helper ``_former_release``). ``"release"``:
     :func:`pdpkit.objpert.objpert_fit`'s ``theta_released`` (public tolerance, output noise). The claimed ε at ``delta`` is the
-    release's own guarantee (:meth:`pdpkit.objpert.ObjPertResult.release`).
+    release's own guarantee (:func:`pdpkit.release.objpert_release`).
 
     Parameters
     ----------

@@ -449,7 +449,7 @@ class PrivacyAccountant:
     Examples
     --------
     >>> acc = PrivacyAccountant(1.0, 1e-6)
-    >>> acc.charge(GaussianEvent(mu=0.2), name="feature means")  # its place in the ledger
+    >>> acc.charge(GaussianEvent(mu=0.2), name="feature means")  # its place
     0
     >>> round(acc.spent().epsilon, 3) < 1.0
     True

@@ -54,6 +54,11 @@ class _Rows:
     each record), then followed by the constant ``intercept`` when it is given (a virtual
     column: the intercept costs no copy of ``X``). Every kernel sees one block of at most
     ``block_rows`` such rows, materialized as float64: extra memory O(``block_rows`` · d).
+
+    ``pending_check``: the map's deferred row checks, ``(limit, name, norm_bound)`` (``limit``
+    None: no bound to check), which the next pass over the rows makes before it returns
+    anything (:func:`_run_pending_check`); None when there are none. The builder of a map sets it
+    (``estimators``' row map); the solver clears it once the checks have passed.
     """
 
     def __init__(self, X: Any, *, intercept: float | None = None, clip: float | None = None,
@@ -66,6 +71,12 @@ class _Rows:
         self.d = self.p + (self.intercept is not None)
         self.dask = _is_dask(X)
         self.block_rows = int(block_rows) if block_rows else max(256, _BLOCK_BYTES // (8 * max(self.d, 1)))
+        #: deferred row checks (limit, name, norm_bound), or None (see the class docstring)
+        self.pending_check: tuple[float | None, str, float] | None = None
+        #: the rows' own checks (finite, largest squared norm, its row), once made
+        self._x_checked: tuple | None = None
+        #: (labels, loss name, checks) of the last :func:`_check_rows` with these rows
+        self._checked: tuple | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -197,8 +208,8 @@ def _add_row_checks(acc: tuple | None, Xe: np.ndarray, off: int, check: tuple) -
 
 def _settle_row_checks(rows: _Rows, res: tuple | None) -> None:
     """Raise for a row map's failed deferred checks (a row beyond its bound, a non-finite value); else keep them."""
-    _limit, name, R = rows._pending
-    rows._pending = None
+    _limit, name, R = rows.pending_check
+    rows.pending_check = None
     stats, (i, _norm, _count) = _NO_ROW_CHECKS if res is None else res
     if i >= 0:
         raise ValueError(row_beyond_bound_message(name, R))
@@ -208,15 +219,15 @@ def _settle_row_checks(rows: _Rows, res: tuple | None) -> None:
 
 
 def _run_pending_check(rows: _Rows) -> None:
-    """A row map's deferred checks (``rows._pending``) in a pass of their own."""
-    pend = getattr(rows, "_pending", None)
+    """A row map's deferred checks (``rows.pending_check``) in a pass of their own."""
+    pend = getattr(rows, "pending_check", None)
     if pend is None:
         return
-    rows._pending = None  # the pass below must not run it again
+    rows.pending_check = None  # the pass below must not run it again
     try:
         res = _map_reduce(rows, None, _k_row_checks, (pend[0], rows.p), combine=_comb_row_checks)
     finally:
-        rows._pending = pend
+        rows.pending_check = pend
     _settle_row_checks(rows, res)
 
 
@@ -250,7 +261,7 @@ def _map_reduce(rows: _Rows, y: Any, kernel: Any, args: tuple = (), combine: Any
     numpy and memmap: sequential blocks in this process. Dask: one task per chunk of rows on
     the workers, then a binary tree of ``combine`` (only the kernels' small results travel).
     """
-    if getattr(rows, "_pending", None) is not None:
+    if getattr(rows, "pending_check", None) is not None:
         _run_pending_check(rows)
     _ROWS_READ[0] += rows.n
     if rows.dask:
@@ -306,7 +317,7 @@ def _map_rows(rows: _Rows, y: Any, kernel: Any, args: tuple = (), ncols: int = 1
     """
     _ROWS_READ[0] += rows.n
     shape = (rows.n,) if ncols == 1 else (rows.n, ncols)
-    pend = getattr(rows, "_pending", None)  # a row map's deferred checks, made in this pass
+    pend = getattr(rows, "pending_check", None)  # a row map's deferred checks, made in this pass
     check = None if pend is None else (pend[0], rows.p)
     if rows.dask:
         import dask

@@ -137,7 +137,7 @@ def _row_map(X: Any, *, norm_bound: float, row_norm: str = "raise", fit_intercep
         # largest norm), which the solver and the report then take from the map: in a pass of
         # their own, or (defer) inside the next per-row pass, before any of its results is returned
         limit = R * (1.0 + 1e-12) if row_norm == "raise" else None
-        rows._pending = (limit, name, R)
+        rows.pending_check = (limit, name, R)
         if not defer:
             _run_pending_check(rows)
     return rows

@@ -216,17 +216,11 @@ class Charge:
 
 
 @functools.lru_cache(maxsize=4096)
-def _charge_from_text(text: str) -> Charge:
+def _charge_of(text: str) -> Charge:
+    """A ledger file's entry (its canonical JSON text) as a Charge, parsed once per distinct entry."""
     import json
 
     return Charge.from_dict(json.loads(text))
-
-
-def _charge_of(entry: dict) -> Charge:
-    """A ledger file's entry (JSON dict) as a Charge (parsed once per distinct entry)."""
-    import json
-
-    return _charge_from_text(json.dumps(entry, sort_keys=True))
 
 
 # ------------------------------------------------------------------ composition

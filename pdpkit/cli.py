@@ -1171,6 +1171,10 @@ def _schema_labels(schema: Any, frame: Any, label: str, path: str, loss: str,
 def _cmd_fit(args: argparse.Namespace) -> int:
     try:
         return _fit(args)
+    except RuntimeError as exc:
+        if type(exc).__name__ != "LedgerBusyError":
+            raise
+        raise CLIError(f"--ledger {args.ledger}: {exc}") from None
     except ValueError as exc:
         if type(exc).__name__ != "BudgetExceededError":
             raise

@@ -222,3 +222,21 @@ def test_cross_validation_in_worker_processes_charges_the_ledger_file(tmp_path):
     cross_val_score(est, X, y, cv=3, n_jobs=2)
     assert [c.name for c in acc.ledger] == ["ObjPertClassifier model"] * 3
     assert acc.spent().epsilon <= 5.0
+
+
+def test_a_charge_that_waits_too_long_for_another_stops_and_charges_nothing(tmp_path, monkeypatch):
+    from pdpkit import ledger as ledger_mod
+
+    path = tmp_path / "busy.sqlite"
+    acc = PrivacyAccountant(1.0, DELTA, path=path)
+    holder = sqlite3.connect(str(path), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's charge in progress
+    monkeypatch.setattr(ledger_mod, "_WAIT_SECONDS", 0.2)
+    try:
+        with pytest.raises(ledger_mod.LedgerBusyError, match="nothing was charged"):
+            acc.charge_gaussian(mu=0.1, name="waiting")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert acc.ledger == ()
+    assert acc.charge_gaussian(mu=0.1, name="later") == 0  # once the other charge ends, it goes through

@@ -23,6 +23,11 @@ LAB_PORT ?= 8888
 export PYTHONHASHSEED := 0
 # No progress bars in tests, nbval or the book build: stored outputs must not contain one.
 export PDPKIT_PROGRESS := 0
+# Python's bytecode cache stays on (an environment may switch it off with
+# PYTHONDONTWRITEBYTECODE): every process the tests start (two xdist workers, a kernel per
+# chapter, each command-line run) then reads pdpkit and the tests' rewritten asserts
+# compiled, instead of compiling them again. The caches are the git-ignored __pycache__/.
+unexport PYTHONDONTWRITEBYTECODE
 # Keep BLAS single-threaded: reproducible outputs and no oversubscription on 2 cores.
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
@@ -54,9 +59,11 @@ book: install
 	@echo "Book: _build/html/index.html"
 
 # Two workers: the machines have two cores (pytest-xdist). Unit tests are spread one by
-# one; each notebook's cells stay together on one worker (one kernel per chapter).
+# one, except a module marked xdist_group (its module-scoped fixtures, such as a Dask
+# cluster or a full-scale run, are then computed once); each notebook's cells stay together
+# on one worker (one kernel per chapter).
 unit: install
-	$(BIN)/python -m pytest tests -q -n 2
+	$(BIN)/python -m pytest tests -q -n 2 --dist loadgroup
 
 nbval: install
 	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider -n 2 --dist loadscope

@@ -64,15 +64,53 @@ def _mp_monomial_matrix(x, d: int, mp):
             if j >= 2:
                 val += 2 * (j - 1) * G[i][j - 2]
             G[i][j] = val
-    A = mp.matrix(n, n)
+    A = [[mp.mpf(0)] * n for _ in range(n)]
     for i in range(d):
         for j in range(d):
-            A[i, j] = G[i][j] - G[j][i]
+            A[i][j] = G[i][j] - G[j][i]
     if d % 2:
         for i in range(d):
-            A[i, d] = phi[i]
-            A[d, i] = -phi[i]
+            A[i][d] = phi[i]
+            A[d][i] = -phi[i]
     return A
+
+
+def _mp_det(rows, mp):
+    """Determinant of a square matrix given as a list of rows of mpf: ``mpmath.det``'s algorithm.
+
+    The Gauss elimination of ``mpmath.LU_decomp`` step for step (scaled partial pivoting:
+    the row maximizing pivot / row sum; zero when a row sum or a pivot is at most
+    ``||A||_1 eps``), so the value is the same to the last bit, on plain lists instead of
+    an ``mpmath.matrix``, whose indexing costs more than the arithmetic at these sizes.
+    """
+    a = [list(r) for r in rows]
+    n = len(a)
+    tol = mp.absmin(max(mp.fsum(abs(r[j]) for r in a) for j in range(n)) * mp.eps)
+    det = 1
+    for j in range(n - 1):
+        biggest, piv_row = 0, None
+        for k in range(j, n):
+            s = mp.fsum([abs(v) for v in a[k][j:]])
+            if s <= tol:
+                return mp.mpf(0)
+            current = 1 / s * abs(a[k][j])
+            if current > biggest:
+                biggest, piv_row = current, k
+        if piv_row is None or abs(a[piv_row][j]) <= tol:
+            return mp.mpf(0)
+        if piv_row != j:
+            a[j], a[piv_row] = a[piv_row], a[j]
+            det *= -1
+        pivot, tail = a[j][j], a[j][j + 1:]
+        for i in range(j + 1, n):
+            f = a[i][j] / pivot
+            row = a[i]
+            a[i] = row[:j] + [f] + [v - f * w for v, w in zip(row[j + 1:], tail, strict=True)]
+    if abs(a[n - 1][n - 1]) <= tol:
+        return mp.mpf(0)
+    for i in range(n):
+        det *= a[i][i]
+    return det
 
 
 def goe_lambda1_cdf_mpmath(x: float, d: int, *, dps: int | None = None, validate: bool = True):
@@ -110,7 +148,7 @@ def goe_lambda1_cdf_mpmath(x: float, d: int, *, dps: int | None = None, validate
     def once(p: int):
         with mp.workdps(p):
             A = _mp_monomial_matrix(mp.inf if xf == math.inf else x, d, mp)
-            det = mp.det(A)
+            det = _mp_det(A, mp)
             if det <= 0:
                 return mp.mpf(0)
             logz = mp.mpf(_mp_log_mehta(d, mp))

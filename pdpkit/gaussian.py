@@ -254,19 +254,29 @@ def _log_mills_diff(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
         ax, mf = -x[far], mu[far]
         inv2 = (1.0 / ax) ** 2
         r = mf / ax
-        total = np.zeros(ax.shape)
-        coef = np.ones(ax.shape)  # r^(k-1)
-        for k in range(1, _SERIES_TERMS + 1):
-            term = np.ones(ax.shape)  # M_k |x|^(k+1) / k!, term by term
-            scaled = np.zeros(ax.shape)
-            for j in range(_ASYMPTOTIC_TERMS):
-                scaled += term
-                term = term * (-(k + 2 * j + 1) * (k + 2 * j + 2) / (2.0 * (j + 1))) * inv2
-            total += coef * scaled if k % 2 else -coef * scaled
-            coef = coef * r
+        # M_k |x|^(k+1) / k! = sum_j c_kj |x|^(-2j) for k = 1..12, all k at once (one matrix
+        # product over the 30 powers), then the alternating sum over k in powers of r
+        scaled = _ASYMPTOTIC_COEF @ (inv2[None, :] ** np.arange(_ASYMPTOTIC_TERMS)[:, None])
+        signed_powers = _ALTERNATING[:, None] * r[None, :] ** np.arange(_SERIES_TERMS)[:, None]
+        total = np.sum(signed_powers * scaled, axis=0)
         # sum_k (-1)^(k+1) mu^k M_k / k! = (mu / x^2) * total
         out[far] = np.log(mf) - 2.0 * np.log(ax) + np.log(total)
     return out
+
+
+def _asymptotic_coefficients() -> np.ndarray:
+    """c_kj = (-1)^j (k + 2j)! / (k! 2^j j!), rows k = 1..12, columns j = 0..29 (see ``_log_mills_diff``)."""
+    c = np.empty((_SERIES_TERMS, _ASYMPTOTIC_TERMS))
+    for k in range(1, _SERIES_TERMS + 1):
+        term = 1.0
+        for j in range(_ASYMPTOTIC_TERMS):
+            c[k - 1, j] = term
+            term *= -(k + 2 * j + 1) * (k + 2 * j + 2) / (2.0 * (j + 1))
+    return c
+
+
+_ASYMPTOTIC_COEF = _asymptotic_coefficients()
+_ALTERNATING = np.array([1.0 if k % 2 else -1.0 for k in range(1, _SERIES_TERMS + 1)])
 
 
 def _series_regime(x1: np.ndarray, mu: np.ndarray) -> np.ndarray:

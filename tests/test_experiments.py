@@ -248,8 +248,13 @@ def test_compare_at_sizes_uses_the_first_rows_and_validates_sizes():
 
     data = ds.make_synthetic_logistic(80, d=3, theta_scale=3.0, rng=1)
     X = ex_amp.with_bias(data.X)
-    kw = dict(trials=1, epochs=1, batch_size=16, lr_grid=(0.1,), rng=2, progress=False)
+    # the noise calibrations are given (what is tested here is the choice of rows; the
+    # calibrations are tests/test_amp.py's): compare_amp_dpsgd's cache, keyed by (eps, delta, q, steps)
+    q = 16 / 40
+    cache = {(8.0, 1e-5, q, math.ceil(1 / q)): (1.0, 1.2, (0.66, 1.1))}
+    kw = dict(trials=1, epochs=1, batch_size=16, lr_grid=(0.1,), rng=2, progress=False, calibration_cache=cache)
     out = ex_amp.compare_at_sizes(X[:60], data.y[:60], X[60:], data.y[60:], (40,), 8.0, **kw)
+    assert len(cache) == 1  # no calibration was run again
     assert sorted(out) == [40]
     for n, r in out.items():
         assert r.acc_amp.shape == (1, 1) and 0.0 <= r.acc_amp[0, 0] <= 1.0

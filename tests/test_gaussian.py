@@ -76,8 +76,12 @@ def test_cor23_pdp_bound_dominates_tight_epsilon():
 
 # ----------------------------------------------------------------------------- profile
 def _hockey_stick_quadrature(eps: float, sens: float, sigma: float) -> mp.mpf:
-    """∫ (p(o) − e^ε q(o))_+ do for p = N(Δ, σ²), q = N(0, σ²), by mpmath quadrature."""
-    with mp.workdps(60):
+    """∫ (p(o) − e^ε q(o))_+ do for p = N(Δ, σ²), q = N(0, σ²), by mpmath quadrature.
+
+    At 30 digits: the quadrature agrees with one at 60 digits to better than 1e-18 relative on
+    the tests' range, ten orders below their 1e-9 tolerance.
+    """
+    with mp.workdps(30):
         e, d, s = mp.mpf(eps), mp.mpf(sens), mp.mpf(sigma)
         t = d / 2 + e * s**2 / d  # the integrand is positive exactly for o > t
         integrand = lambda o: mp.npdf(o, d, s) - mp.e**e * mp.npdf(o, 0, s)

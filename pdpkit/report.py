@@ -887,8 +887,8 @@ class PrivacyReport:
         Branch and bound with this bound, on the range of :math:`|r|` that ``label_bounds``
         allows, discards every interval whose bound is within a relative :math:`10^{-7}` of
         the best value found — so the maximum is certified to lie within :math:`10^{-7}` of
-        it, in the remaining intervals — and a golden-section search in each remaining interval
-        (80 steps) then finds the maximum to rounding (``tests/test_personal_bounds.py``
+        it, in the remaining intervals — and a golden-section search on each run of adjacent
+        remaining intervals (80 steps) then finds the maximum to rounding (``tests/test_personal_bounds.py``
         compares with a dense grid of labels, and with the end points, which miss interior
         maxima).
 
@@ -1016,7 +1016,7 @@ def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: 
         np.maximum.at(best, idx, ub)
     idx, a, b, ub = (np.concatenate(v) for v in (fin_idx, fin_a, fin_b, fin_ub))
     keep = ub > best[idx]  # an interval that may hold a larger value: find its maximum (golden section)
-    idx, a, b = idx[keep], a[keep], b[keep]
+    idx, a, b = _merge_adjacent(idx[keep], a[keep], b[keep])
     g = 0.5 * (math.sqrt(5.0) - 1.0)
     c, d = b - g * (b - a), a + g * (b - a)
     fc, fd = value(idx, c), value(idx, d)
@@ -1032,6 +1032,23 @@ def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: 
     if idx.size:
         np.maximum.at(best, idx, np.maximum(fc, fd))
     return best
+
+
+def _merge_adjacent(idx: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Join a target's intervals that share an end point: [a, m] and [m, b] become [a, b].
+
+    The intervals the branch and bound keeps lie around each local maximum, side by side
+    (bisection halves share their midpoint exactly): one golden-section search per run of
+    them instead of one per interval.
+    """
+    if idx.size == 0:
+        return idx, a, b
+    order = np.lexsort((a, idx))
+    idx, a, b = idx[order], a[order], b[order]
+    start = np.ones(idx.size, dtype=bool)
+    start[1:] = (idx[1:] != idx[:-1]) | (a[1:] != b[:-1])
+    first = np.flatnonzero(start)
+    return idx[first], a[first], np.maximum.reduceat(b, first)
 
 
 def _fmt(v: float | None, digits: int = 3) -> str:

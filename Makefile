@@ -59,12 +59,11 @@ book: install
 	@echo "Book: _build/html/index.html"
 
 # Two workers: the machines have two cores (pytest-xdist). Unit tests are spread one by
-# one, except a module marked xdist_group (its module-scoped fixtures, such as a Dask
-# cluster or a full-scale run, are then computed once); each notebook's cells stay together
-# on one worker (one kernel per chapter). The unit tests do not load the notebook plugin
-# (nbval imports nbformat and its JSON-schema stack: about 3 s in every process).
+# one; each notebook's cells stay together on one worker (one kernel per chapter). The unit
+# tests do not load the notebook plugin (nbval imports nbformat and its JSON-schema stack:
+# about 3 s in every process).
 unit: install
-	$(BIN)/python -m pytest tests -q -n 2 --dist loadgroup -p no:nbval
+	$(BIN)/python -m pytest tests -q -n 2 -p no:nbval
 
 nbval: install
 	$(BIN)/python -m pytest --nbval --nbval-current-env chapters/ -q -p no:cacheprovider -n 2 --dist loadscope

@@ -20,9 +20,7 @@ from pdpkit import datasets as ds
 from pdpkit.experiments import amp as ex
 from pdpkit.experiments import stored
 
-# one worker runs the whole module (make unit: --dist loadgroup), so its module-scoped
-# fixtures are computed once
-pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.xdist_group("amp-fullscale")]
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 def _consistent(live: np.ndarray, stored_mean: float, stored_se: float, stored_trials: int) -> bool:

@@ -18,10 +18,6 @@ import pytest
 from pdpkit.experiments import larger_than_memory as ex
 from pdpkit.experiments import stored
 
-# one worker runs the whole module (make unit: --dist loadgroup), so its module-scoped
-# fixtures are computed once
-pytestmark = pytest.mark.xdist_group("larger-than-memory-fullscale")
-
 N_LIVE = 200_000
 KW = dict(epsilon=1.0, delta=1e-9, report="adaptive", report_epsilon=0.5, report_delta=1e-9,
           random_state=0)

@@ -22,10 +22,6 @@ from pdpkit._solver import _ROWS_READ, _certified_gradient, _Rows, _solve
 from pdpkit.estimators import ObjPertClassifier, ObjPertRegressor, prepare_rows
 from pdpkit.losses import get_loss
 
-# one worker runs the whole module (make unit: --dist loadgroup), so its module-scoped
-# fixtures are computed once
-pytestmark = pytest.mark.xdist_group("dask-cluster")
-
 LOGISTIC = get_loss("logistic")
 #: The public classes of ``_data``'s labels.
 CLASSES = [-1.0, 1.0]

@@ -18,10 +18,6 @@ import pytest
 from pdpkit.experiments import stored
 from pdpkit.experiments import using_pdpkit as ex
 
-# one worker runs the whole module (make unit: --dist loadgroup), so its module-scoped
-# fixtures are computed once
-pytestmark = pytest.mark.xdist_group("using-pdpkit-fullscale")
-
 N_LIVE = 2000
 
 

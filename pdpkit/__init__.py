@@ -17,6 +17,7 @@ The package behind the pdpkit book, one module per chapter (layers in ``ARCHITEC
 * :mod:`pdpkit.report` — the privacy report: a publishable bound on every person's ex-post pDP.
 * :mod:`pdpkit.datasets` — the real data sets the sources use, shipped inside.
 * :mod:`pdpkit.estimators` — scikit-learn estimators calibrated with the tight accountant.
+* :mod:`pdpkit.ops_estimators` — private linear regression: OPS and AdaOPS as scikit-learn regressors.
 * :mod:`pdpkit.schema`, :mod:`pdpkit.preprocessing` — a public schema and preprocessing that
   spends nothing (or is accounted).
 * :mod:`pdpkit.events` — frozen descriptions of mechanisms (Gaussian, ObjPert, selection, …),
@@ -61,6 +62,7 @@ _SUBMODULES = (
     "model_selection",
     "objpert",
     "ops",
+    "ops_estimators",
     "output_perturbation",
     "page",
     "plotting",

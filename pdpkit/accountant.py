@@ -80,6 +80,9 @@ from .events import (
     from_dp_event,
 )
 from .events import ComposedEvent as _ComposedEvent
+# importing the OPS events registers their kinds: a ledger or release that names them reads back
+from .ops import AdaOPSEvent as _AdaOPSEvent  # noqa: F401
+from .ops import OPSEvent as _OPSEvent  # noqa: F401
 
 __all__ = [
     "Charge",
@@ -268,7 +271,10 @@ def _rdp_epsilon(cores: list[tuple[PrivacyEvent, int]], mu2: float, delta: float
         if r is None:
             return None
         rdp = rdp + k * np.asarray(r, dtype=float)
-    return float(rdp_to_epsilon(orders, rdp, delta=delta)[0])
+    finite = np.isfinite(rdp)  # a divergence may be infinite above some order (OPS's pair): those orders say nothing
+    if not np.any(finite):
+        return math.inf
+    return float(rdp_to_epsilon(orders[finite], rdp[finite], delta=delta)[0])
 
 
 def _pld_epsilon(cores: list[tuple[PrivacyEvent, int]], mu2: float, delta: float) -> float | None:

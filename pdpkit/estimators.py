@@ -54,6 +54,7 @@ __all__ = [
     "ObjPertEstimator",
     "EXPECTED_FAILED_CHECKS",
     "prepare_rows",
+    "schema_object",
     "UNKNOWN_LABEL_POLICIES",
 ]
 
@@ -188,8 +189,14 @@ def _calibration_ovr(eps: float, delta: float, L: float, beta: float, count: int
     return float(max(lam_c, _LAM_FLOOR)), float(sigma_c)
 
 
-def _schema_object(schema: Any) -> Any:
-    """A :class:`pdpkit.schema.Schema` from a Schema, its dict, or a path to its JSON file."""
+def schema_object(schema: Any) -> Any:
+    """A :class:`pdpkit.schema.Schema` from a Schema, its dict, or a path to its JSON file (a draft is refused).
+
+    Parameters
+    ----------
+    schema : pdpkit.schema.Schema, dict or str
+        The schema, its dict (:meth:`pdpkit.schema.Schema.to_dict`) or the path of its JSON file.
+    """
     from .schema import Schema
 
     if isinstance(schema, Schema):
@@ -285,7 +292,7 @@ class ObjPertEstimator(BaseEstimator):
         """With a schema: raw records to encoded rows (norm at most norm_bound, public map); else X."""
         if getattr(self, "schema", None) is None:
             return X
-        sch = _schema_object(self.schema)
+        sch = schema_object(self.schema)
         return np.asarray(sch.encode(X), dtype=float) * float(self.norm_bound)
 
     def _own_charges(self, loss: GLMLoss, lam: float, sigma: float, count: int, scales: dict[str, Any]) -> list:
@@ -391,12 +398,12 @@ class ObjPertEstimator(BaseEstimator):
 
     def _release_names(self) -> list[str] | None:
         if getattr(self, "schema", None) is not None:
-            return list(_schema_object(self.schema).encoded_names)
+            return list(schema_object(self.schema).encoded_names)
         names = getattr(self, "feature_names_in_", None)
         return None if names is None else [str(v) for v in names]
 
     def _release_schema(self) -> Any:
-        return None if getattr(self, "schema", None) is None else _schema_object(self.schema)
+        return None if getattr(self, "schema", None) is None else schema_object(self.schema)
 
     @classmethod
     def from_release(cls, release: Release) -> ObjPertEstimator:
@@ -470,9 +477,9 @@ class ObjPertEstimator(BaseEstimator):
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if self.schema is not None:
             X = self._encode(X)
-            if not hasattr(self, "classes_") and _schema_object(self.schema).label_bounds is not None:
+            if not hasattr(self, "classes_") and schema_object(self.schema).label_bounds is not None:
                 # a regression's labels, mapped by the schema's public bounds
-                y = np.asarray(_schema_object(self.schema).encode_label(y), dtype=float)
+                y = np.asarray(schema_object(self.schema).encode_label(y), dtype=float)
         X, y = self._validate(X, y, reset=False)
         # a record enters the model through the same row map as in fit (clip, or refuse)
         return self._rows(X, defer=True), self._signed_labels(y)
@@ -517,7 +524,7 @@ class ObjPertEstimator(BaseEstimator):
             rows, ys = self._report_targets(X, y)
         # a regression through a schema: its labels were mapped onto [-1, 1] by the public bounds
         label_bounds = (-1.0, 1.0) if (self.schema is not None and not hasattr(self, "classes_")
-                                       and _schema_object(self.schema).label_bounds is not None) else None
+                                       and schema_object(self.schema).label_bounds is not None) else None
         return self.report_.bounds(rows, ys, uniform=uniform, label_bounds=label_bounds,
                                    guarantee=self.release_.guarantee, index=index)
 
@@ -643,7 +650,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             Labels, each one of the public classes (``classes``, or the schema's label domain);
             another label is refused or left out as ``unknown_label`` says.
         """
-        sch = None if self.schema is None else _schema_object(self.schema)
+        sch = None if self.schema is None else schema_object(self.schema)
         classes = self._public_classes(sch, y)  # before any label is read
         self._validate_params()
         if sch is not None and sch.label_classes is not None:  # the classes are the schema's public domain
@@ -900,7 +907,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
             onto [-1, 1]).
         """
         if self.schema is not None:
-            sch = _schema_object(self.schema)
+            sch = schema_object(self.schema)
             if sch.label is not None and sch.label_bounds is None:
                 raise ValueError("schema: its label column must be numeric with public bounds for a regressor")
             if sch.label_bounds is not None:
@@ -924,8 +931,8 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
             Feature rows, or raw records with a schema.
         """
         t = self._linear(X)
-        if self.schema is not None and _schema_object(self.schema).label_bounds is not None:
-            return np.asarray(_schema_object(self.schema).decode_label(t), dtype=float)
+        if self.schema is not None and schema_object(self.schema).label_bounds is not None:
+            return np.asarray(schema_object(self.schema).decode_label(t), dtype=float)
         return t
 
 

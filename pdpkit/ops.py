@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg as sla
@@ -69,6 +70,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from . import gaussian
+from .events import PrivacyEvent
 from .losses import GLMLoss
 from ._progress import progress as _progress
 from ._validation import (
@@ -79,7 +81,9 @@ from ._validation import (
     check_member_records,
     check_nonnegative,
     check_positive,
+    check_json_keys,
     check_probability,
+    strict_real,
 )
 
 __all__ = [
@@ -93,9 +97,15 @@ __all__ = [
     "ops_pdp_bound",
     "ops_dp_epsilon",
     "ops_gamma_for_dp",
+    "ops_lam_floor",
+    "OPSEvent",
+    "AdaOPSEvent",
     "AdaOPSBudget",
     "AdaOPSResult",
     "adaops_budget",
+    "adaops_event",
+    "adaops_check_kappa",
+    "adaops_tight_budget",
     "adaops_fit",
     "erm_per_instance_shift_nonprivate",
     "pdp_generalization_bound",
@@ -834,6 +844,46 @@ def ops_dp_epsilon(delta: ArrayLike, *, n: int, lam: float, gamma: float, x_boun
     return out[()] if out.ndim == 0 else out
 
 
+def ops_lam_floor(eps: float, delta: float, *, x_bound: float = 1.0) -> float:
+    r"""The smallest :math:`\lambda + \lambda_{\min}` at which OPS can meet (ε, δ) at all (to relative 1e-9, on the safe side).
+
+    A newcomer's leverage :math:`\mu \le x_b^2/(\lambda + \lambda_{\min})` alone (residual 0, a = 0
+    in the exact pair of this module) gives δ(ε) > 0 for every γ; this is the λ at which that
+    part reaches δ, by bisection on μ (δ increases with μ). :func:`ops_gamma_for_dp` refuses
+    below it; data-independent.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    x_bound : float, default 1.0
+        Public bound on ‖x‖ of every record.
+    """
+    eps = float(check_positive(eps, "eps"))
+    delta = float(check_probability(delta, "delta"))
+    x_bound = float(check_positive(x_bound, "x_bound"))
+    e_arr = np.array([eps])
+
+    def feasible(mu: float) -> bool:
+        w = mu / (1.0 + mu)
+        return max(d[0] for d in _pair_delta(e_arr, np.array([w]), np.array([0.0]))) < delta
+
+    lo, hi = 0.0, 1.0
+    while feasible(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e12:
+            return 0.0
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        if feasible(mid):
+            lo = mid
+        else:
+            hi = mid
+    return x_bound * x_bound / lo if lo > 0 else math.inf
+
+
 def ops_gamma_for_dp(eps: float, delta: float, *, n: int, lam: float, x_bound: float = 1.0,
                      y_bound: float = 1.0, lam_min: float = 0.0) -> float:
     r"""Largest γ with :func:`ops_dp_epsilon` ≤ ε (never on the unsafe side).
@@ -891,6 +941,192 @@ def ops_gamma_for_dp(eps: float, delta: float, *, n: int, lam: float, x_bound: f
                                lam_min=lam_min)) > eps:
         gamma *= 1.0 - 1e-10
     return gamma
+
+
+# ============================================================================ the events
+_OPS_KEYS = ("n", "lam", "gamma", "x_bound", "y_bound", "lam_min")
+
+
+def _strict_count(value: Any, name: str) -> int:
+    """A record count from a file or a parameter: an int (not bool, not a float), >= 1."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1; got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class OPSEvent(PrivacyEvent):
+    r"""One OPS sample (:func:`ops_fit`) on a data set of the DP class of :func:`ops_dp_epsilon`.
+
+    The class: at most ``n`` records, rows :math:`\lVert x\rVert \le` ``x_bound``, labels
+    :math:`|y| \le` ``y_bound``, and the smaller set of every neighbouring pair with
+    :math:`\lambda_{\min}(X_S^\top X_S) \ge` ``lam_min``; fixed ``lam`` and ``gamma``. Every pair
+    of the class is dominated by the pair :math:`(\mathcal N(0, 1), \mathcal N(a, 1 - w))` of
+    its worst corner (Wang 2019, Prop 4.3(1), redone exactly in :func:`ops_dp_epsilon`), in
+    both orders. Alone (or with Gaussians of μ = 0) its ε is that pair's exact profile
+    inverted (:func:`ops_dp_epsilon`); composed with other events, its Rényi divergences of
+    both orders (closed form, the larger one at each order).
+
+    Parameters
+    ----------
+    n : int
+        The public bound on the number of records of the larger set of a pair.
+    lam, gamma : float
+        OPS's ridge λ >= 0 and inverse temperature γ > 0.
+    x_bound, y_bound : float
+        Public bounds on ‖x‖ (> 0) and |y| (>= 0).
+    lam_min : float
+        Public lower bound on λ_min(X_S^T X_S) of the smaller set (>= 0; ``lam + lam_min > 0``).
+    """
+
+    kind: ClassVar[str] = "ops"
+    exact_accounting: ClassVar[str] = "ops-exact-profile"
+    n: int
+    lam: float
+    gamma: float
+    x_bound: float
+    y_bound: float
+    lam_min: float = 0.0
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        s(self, "n", _strict_count(self.n, "n"))
+        for k in ("lam", "gamma", "x_bound", "y_bound", "lam_min"):
+            s(self, k, strict_real(getattr(self, k), k, allow_zero=k in ("lam", "y_bound", "lam_min")))
+        if self.lam + self.lam_min <= 0:
+            raise ValueError("lam + lam_min must be > 0: with both 0 the leverage of a newcomer is unbounded "
+                             "(no DP guarantee)")
+
+    def params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in _OPS_KEYS}
+
+    @classmethod
+    def from_params(cls, params: Any, where: str = "event") -> OPSEvent:
+        check_json_keys(params, where, required=_OPS_KEYS)
+        return cls(n=_strict_count(params["n"], f"{where}: n"),
+                   **{k: strict_real(params[k], f"{where}: {k}", allow_zero=k in ("lam", "y_bound", "lam_min"))
+                      for k in _OPS_KEYS[1:]})
+
+    @property
+    def worst_pair(self) -> tuple[float, float]:
+        r"""(w, a) of the dominating pair :math:`(\mathcal N(0,1), \mathcal N(a, 1 - w))`."""
+        w, a, *_ = _worst_case(self.n, self.lam, self.gamma, self.x_bound, self.y_bound, self.lam_min)
+        return w, a
+
+    def rdp(self, orders: ArrayLike) -> np.ndarray:
+        w, a = self.worst_pair
+        return _pair_rdp(np.asarray(orders, dtype=float), w, a)
+
+    def epsilon_with_gaussian(self, delta: float, *, mu: float) -> float | None:
+        if mu != 0:
+            return None
+        return float(ops_dp_epsilon(delta, n=self.n, lam=self.lam, gamma=self.gamma, x_bound=self.x_bound,
+                                    y_bound=self.y_bound, lam_min=self.lam_min))
+
+
+_ADAOPS_KEYS = ("sigma_lam", "eps_ops", "delta_ops", "delta_fail")
+
+
+def _adaops_delta(eps: float, mu: float, eps0: float, delta0: float, delta_fail: float) -> float:
+    """δ(ε) of a Gaussian of parameter μ composed with an (ε0, δ0)-DP step, plus δ_fail (:class:`AdaOPSEvent`)."""
+    p = float(special.expit(eps0))
+    dg = gaussian.delta_from_mu(np.array([eps - eps0, eps + eps0]), np.array([mu, mu]))
+    return delta_fail + delta0 + (1.0 - delta0) * (p * float(dg[0]) + (1.0 - p) * float(dg[1]))
+
+
+@dataclass(frozen=True)
+class AdaOPSEvent(PrivacyEvent):
+    r"""What :func:`adaops_fit` releases: a noisy :math:`\lambda_{\min}`, then an OPS sample calibrated on it.
+
+    Step 1 is a Gaussian mechanism of parameter :math:`\mu_\lambda = 1/` ``sigma_lam``
+    (sensitivity 1, Weyl). Step 2 is, for every released :math:`\tilde\lambda` outside a set
+    :math:`B` of outputs, an OPS sample that is (``eps_ops``, ``delta_ops``)-DP on the pair
+    (γ is calibrated for the class its λ guarantees, :func:`adaops_fit`), and
+    :math:`P(\tilde\lambda \in B) \le` ``delta_fail`` under either neighbour ("the margin
+    fails"). Hence, for every output set S, :math:`P_D(S) \le P_D(S \setminus B) + \delta_{\rm fail}`,
+    and on the complement of B the two steps are an adaptive composition whose steps are
+    dominated by the Gaussian pair and by the (ε₀, δ₀) pair of Kairouz, Oh & Viswanath (2015,
+    Thm 2.1 in the form of dominating pairs). Their composition has the exact profile
+
+    .. math:: \delta(\varepsilon) = \delta_{\rm fail} + \delta_0 + (1 - \delta_0)\big(
+              p\,\delta_\mu(\varepsilon - \varepsilon_0) + (1 - p)\,\delta_\mu(\varepsilon + \varepsilon_0)\big),
+              \qquad p = \frac{e^{\varepsilon_0}}{1 + e^{\varepsilon_0}},
+
+    with :math:`\delta_\mu` the Gaussian profile (:func:`pdpkit.gaussian.delta_from_mu`, also at
+    negative arguments). It is never above the source's sum
+    :math:`(\varepsilon_\lambda + \varepsilon_{\rm ops}, \delta_\lambda + \delta_{\rm ops} +
+    \delta_{\rm fail})` (Wang 2019, Prop 4.4). A further Gaussian composes exactly (its μ² adds
+    to :math:`\mu_\lambda^2`); the event has neither an RDP curve nor a privacy-loss
+    distribution (its δ parts), so an accountant refuses to compose it with other events
+    (:class:`pdpkit.events.UnsupportedEventError`).
+
+    Parameters
+    ----------
+    sigma_lam : float
+        Noise of the private :math:`\lambda_{\min}` (> 0).
+    eps_ops, delta_ops : float
+        The OPS step's guarantee (ε₀ > 0, δ₀ in (0, 1)).
+    delta_fail : float
+        The probability bound of the failure set (in (0, 1)).
+    """
+
+    kind: ClassVar[str] = "adaops"
+    exact_accounting: ClassVar[str] = "adaops-exact-profile"
+    sigma_lam: float
+    eps_ops: float
+    delta_ops: float
+    delta_fail: float
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        s(self, "sigma_lam", strict_real(self.sigma_lam, "sigma_lam"))
+        s(self, "eps_ops", strict_real(self.eps_ops, "eps_ops"))
+        for k in ("delta_ops", "delta_fail"):
+            v = strict_real(getattr(self, k), k)
+            if not v < 1.0:
+                raise ValueError(f"{k} must lie in (0, 1); got {v!r}")
+            s(self, k, v)
+
+    def params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in _ADAOPS_KEYS}
+
+    @classmethod
+    def from_params(cls, params: Any, where: str = "event") -> AdaOPSEvent:
+        check_json_keys(params, where, required=_ADAOPS_KEYS)
+        return cls(**{k: strict_real(params[k], f"{where}: {k}") for k in _ADAOPS_KEYS})
+
+    def delta(self, eps: float, *, mu: float = 0.0) -> float:
+        r"""The exact δ(ε) above, with a further Gaussian of parameter ``mu`` composed.
+
+        Parameters
+        ----------
+        eps : float
+            The ε (nats, >= 0).
+        mu : float
+            A further Gaussian's parameter (>= 0).
+        """
+        m = math.sqrt(self.sigma_lam ** -2 + float(mu) ** 2)
+        return _adaops_delta(float(eps), m, self.eps_ops, self.delta_ops, self.delta_fail)
+
+    def epsilon_with_gaussian(self, delta: float, *, mu: float) -> float:
+        delta = float(delta)
+        floor = self.delta_fail + self.delta_ops
+        if delta <= floor * (1.0 + 1e-12):
+            return math.inf
+        if self.delta(0.0, mu=mu) <= delta:
+            return 0.0
+        lo, hi = 0.0, max(self.eps_ops, 1.0)
+        while self.delta(hi, mu=mu) > delta:
+            lo, hi = hi, 2.0 * hi
+        while hi - lo > 1e-12 * hi:
+            mid = 0.5 * (lo + hi)
+            if self.delta(mid, mu=mu) > delta:
+                lo = mid
+            else:
+                hi = mid
+        return hi
 
 
 # ============================================================================ AdaOPS
@@ -951,6 +1187,12 @@ class AdaOPSResult:
     delta: float
     budget: AdaOPSBudget
 
+    @property
+    def event(self) -> AdaOPSEvent:
+        """What this fit released, as an event (:class:`AdaOPSEvent`): an accountant charges it."""
+        return AdaOPSEvent(sigma_lam=self.sigma_lam, eps_ops=self.budget.eps_ops, delta_ops=self.budget.delta_ops,
+                           delta_fail=self.budget.delta_fail)
+
     def __repr__(self) -> str:
         return (f"AdaOPSResult(theta={self.theta!r}, lam={self.lam:.6g}, gamma={self.gamma:.6g}, "
                 f"lam_min_noisy={self.lam_min_noisy:.6g}, epsilon={self.epsilon:g}, delta={self.delta:g})")
@@ -970,8 +1212,92 @@ def adaops_budget(eps: float, delta: float) -> AdaOPSBudget:
                         delta_ops=delta / 2)
 
 
+def adaops_event(eps: float, delta: float, *, budget: AdaOPSBudget | None = None) -> AdaOPSEvent:
+    """The :class:`AdaOPSEvent` of :func:`adaops_fit` at (ε, δ) with ``budget`` (default :func:`adaops_budget`).
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    budget : AdaOPSBudget, optional
+        How the steps share it (default: the source's split, :func:`adaops_budget`).
+    """
+    eps = float(check_positive(eps, "eps"))
+    delta = float(check_probability(delta, "delta"))
+    b = adaops_budget(eps, delta) if budget is None else budget
+    if not isinstance(b, AdaOPSBudget):
+        raise TypeError(f"budget must be an AdaOPSBudget; got {type(b).__name__}")
+    sigma_lam = float(gaussian.gaussian_sigma(b.eps_lambda, delta=b.delta_lambda, sensitivity=1.0))
+    return AdaOPSEvent(sigma_lam=sigma_lam, eps_ops=b.eps_ops, delta_ops=b.delta_ops, delta_fail=b.delta_fail)
+
+
+def adaops_tight_budget(eps: float, delta: float) -> AdaOPSBudget:
+    r"""The source's split with ε_ops raised until the exact composition (:class:`AdaOPSEvent`) meets (ε, δ).
+
+    :func:`adaops_budget` adds the two steps' ε; the exact profile of their composition is
+    smaller, so the OPS step can take more: the largest ``eps_ops`` (to relative 1e-9) with
+    the event's ε at δ at most ε (checked). The λ step and the δ parts are unchanged.
+
+    Parameters
+    ----------
+    eps : float
+        ε of the (ε, δ) guarantee, in nats.
+    delta : float
+        δ of the (ε, δ) guarantee, in (0, 1).
+    """
+    base = adaops_budget(float(check_positive(eps, "eps")), float(check_probability(delta, "delta")))
+    sigma_lam = adaops_event(eps, delta).sigma_lam
+
+    def eps_of(e_ops: float) -> float:
+        return AdaOPSEvent(sigma_lam=sigma_lam, eps_ops=e_ops, delta_ops=base.delta_ops,
+                           delta_fail=base.delta_fail).epsilon_with_gaussian(delta, mu=0.0)
+
+    lo, hi = base.eps_ops, float(eps)
+    if eps_of(hi) <= eps:
+        lo = hi
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        if eps_of(mid) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    assert eps_of(lo) <= eps * (1.0 + 1e-12)
+    return AdaOPSBudget(eps_lambda=base.eps_lambda, delta_lambda=base.delta_lambda, delta_fail=base.delta_fail,
+                        eps_ops=lo, delta_ops=base.delta_ops)
+
+
+def adaops_check_kappa(*, kappa: float, n_public: int, d: int, budget: AdaOPSBudget) -> None:
+    r"""``ValueError`` naming ``kappa`` when AdaOPS cannot meet ``budget`` at any γ (data-independent).
+
+    The leverage bound :math:`d\kappa/n_{\rm public}` alone (a = 0 in the exact pair of
+    :mod:`pdpkit.ops`) must leave δ(ε_ops) below δ_ops; :func:`adaops_fit` checks it before it
+    touches the data, and an estimator before it charges an accountant.
+
+    Parameters
+    ----------
+    kappa : float
+        The target condition bound (> 0).
+    n_public : int
+        The public bound on the number of records.
+    d : int
+        The number of coefficients.
+    budget : AdaOPSBudget
+        The split of (ε, δ).
+    """
+    kappa = float(check_positive(kappa, "kappa"))
+    target = check_int_at_least(n_public, "n_public", 1) / (check_int_at_least(d, "d", 1) * kappa)
+    w_max = (1.0 / target) / (1.0 + 1.0 / target)
+    d0 = _pair_delta(np.array([budget.eps_ops]), np.array([w_max]), np.array([0.0]))
+    if max(d0[0][0], d0[1][0]) >= budget.delta_ops:
+        raise ValueError(f"kappa={kappa:g} is too large: the leverage bound d*kappa/n_public = {1 / target:.4g} "
+                         f"alone exceeds the OPS budget (eps_ops={budget.eps_ops:g}, "
+                         f"delta_ops={budget.delta_ops:g}); decrease kappa")
+
+
 def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: float, n_public: int | None = None,
-               rng: int | np.random.Generator | None = None) -> AdaOPSResult:
+               rng: int | np.random.Generator | None = None, budget: AdaOPSBudget | None = None) -> AdaOPSResult:
     r"""AdaOPS (Wang 2019, Alg 1 and Prop 4.4), corrected: an (ε, δ)-DP OPS sample.
 
     Domain: rows :math:`\lVert x\rVert \le 1`, :math:`|y| \le 1`; ``n_public`` ≥ ``len(X)``
@@ -1014,6 +1340,10 @@ def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: f
         Target bound on the condition of the regularized problem: λ is chosen so that every leverage is at most dκ/``n_public``.
     n_public : int, optional
         Public upper bound on the number of records (``None``: ``len(X)``, i.e. the count is treated as public).
+    budget : AdaOPSBudget, optional
+        How the steps share (ε, δ): default the source's split (:func:`adaops_budget`);
+        :func:`adaops_tight_budget` spends the same total by its exact composition
+        (:class:`AdaOPSEvent`). A budget whose exact composition exceeds (ε, δ) is refused.
     """
     X, y = _check_xy(X, y)
     eps = float(check_positive(eps, "eps"))
@@ -1030,16 +1360,13 @@ def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: f
     if np.any(np.abs(y) > 1.0):
         raise ValueError("labels y must satisfy |y| <= 1 (AdaOPS's domain); rescale y")
     gen = as_generator(rng)
-    budget = adaops_budget(eps, delta)
+    event = adaops_event(eps, delta, budget=budget)
+    if event.epsilon_with_gaussian(delta, mu=0.0) > eps * (1.0 + 1e-12):
+        raise ValueError(f"budget: its steps compose to more than eps={eps:g} at delta={delta:g}")
+    budget = adaops_budget(eps, delta) if budget is None else budget
     target = n_public / (d * kappa)
-    # feasibility, data-independent: the leverage 1/target alone must fit the OPS budget
-    w_max = (1.0 / target) / (1.0 + 1.0 / target)
-    d0 = _pair_delta(np.array([budget.eps_ops]), np.array([w_max]), np.array([0.0]))
-    if max(d0[0][0], d0[1][0]) >= budget.delta_ops:
-        raise ValueError(f"kappa={kappa} is too large: the leverage bound d*kappa/n_public = {1 / target:.4g} alone "
-                         f"exceeds the OPS budget (eps_ops={budget.eps_ops:g}, delta_ops={budget.delta_ops:g}); "
-                         "decrease kappa")
-    sigma_lam = float(gaussian.gaussian_sigma(budget.eps_lambda, delta=budget.delta_lambda, sensitivity=1.0))
+    adaops_check_kappa(kappa=kappa, n_public=n_public, d=d, budget=budget)
+    sigma_lam = event.sigma_lam
     margin = 1.0 + sigma_lam * float(-special.ndtri(budget.delta_fail))
     from .analyze_gauss import private_lambda_min
 

@@ -25,7 +25,7 @@ LAYER_LIST: tuple[tuple[str, ...], ...] = (
     ("gaussian", "losses", "goe", "_goe_mpmath", "audit", "datasets", "schema", "_solver"),
     ("accounting", "events", "objpert", "analyze_gauss", "output_perturbation", "ops", "stability"),
     ("amp", "report", "single", "selection", "accountant", "preprocessing", "release"),
-    ("check", "estimators", "page", "model_selection", "cli", "__main__"),
+    ("check", "estimators", "ops_estimators", "page", "model_selection", "cli", "__main__"),
     ("experiments",),
 )
 

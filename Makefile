@@ -115,7 +115,7 @@ BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.pdpkit-bench-installed
 $(BENCH_STAMP): benchmarks/constraints-diffprivlib.txt
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install --quiet -c benchmarks/constraints-diffprivlib.txt diffprivlib scikit-learn
+	$(BENCH_VENV)/bin/python -m pip install --quiet -c benchmarks/constraints-diffprivlib.txt diffprivlib scikit-learn opendp statsmodels
 	touch $(BENCH_STAMP)
 
 bench: $(STAMP) $(BENCH_STAMP)

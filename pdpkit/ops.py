@@ -976,7 +976,7 @@ class OPSEvent(PrivacyEvent):
     lam, gamma : float
         OPS's ridge λ >= 0 and inverse temperature γ > 0.
     x_bound, y_bound : float
-        Public bounds on ‖x‖ (> 0) and |y| (>= 0).
+        Public bounds on :math:`\lVert x\rVert` (> 0) and :math:`|y|` (>= 0).
     lam_min : float
         Public lower bound on λ_min(X_S^T X_S) of the smaller set (>= 0; ``lam + lam_min > 0``).
     """
@@ -1054,7 +1054,7 @@ class AdaOPSEvent(PrivacyEvent):
               p\,\delta_\mu(\varepsilon - \varepsilon_0) + (1 - p)\,\delta_\mu(\varepsilon + \varepsilon_0)\big),
               \qquad p = \frac{e^{\varepsilon_0}}{1 + e^{\varepsilon_0}},
 
-    with :math:`\delta_\mu` the Gaussian profile (:func:`pdpkit.gaussian.delta_from_mu`, also at
+    with :math:`\delta_\mu` the Gaussian profile (``pdpkit.gaussian.delta_from_mu``, also at
     negative arguments). It is never above the source's sum
     :math:`(\varepsilon_\lambda + \varepsilon_{\rm ops}, \delta_\lambda + \delta_{\rm ops} +
     \delta_{\rm fail})` (Wang 2019, Prop 4.4). A further Gaussian composes exactly (its μ² adds

@@ -55,14 +55,17 @@ from .ops import (
     ops_pdp_epsilon,
 )
 
-__all__ = ["OPSRegressor", "AdaOPSRegressor"]
+__all__ = ["OPSRegressor", "AdaOPSRegressor", "OPSEstimator"]
 
 _LABEL_BEYOND = ("y has a label outside label_bounds; the guarantee needs every label inside its public bounds: "
                  "widen label_bounds from public knowledge, or pass row_norm='clip' (labels are then clipped)")
 
 
-class _OPSBase(RegressorMixin, BaseEstimator):
-    """What the two regressors share: bounds, labels, the accountant, prediction and the guarantee."""
+class OPSEstimator(RegressorMixin, BaseEstimator):
+    """What the two regressors share: bounds, labels, the accountant, prediction and the guarantee.
+
+    Not used directly: use :class:`OPSRegressor` or :class:`AdaOPSRegressor`.
+    """
 
     __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
 
@@ -230,7 +233,7 @@ class _OPSBase(RegressorMixin, BaseEstimator):
 
 
 
-class OPSRegressor(_OPSBase):
+class OPSRegressor(OPSEstimator):
     r"""Private linear regression by one-posterior sampling (Wang 2019, §4), (ε, δ)-DP exactly.
 
     ``fit`` draws :math:`\tilde\theta \sim \mathcal N(\hat\theta_\lambda, H^{-1}/\gamma)` on the
@@ -332,7 +335,7 @@ class OPSRegressor(_OPSBase):
         return self
 
 
-class AdaOPSRegressor(_OPSBase):
+class AdaOPSRegressor(OPSEstimator):
     r"""Private linear regression by AdaOPS (Wang 2019, Alg 1 and Prop 4.4, corrected), (ε, δ)-DP.
 
     The bounded rows are scaled into the unit ball (divided by their norm bound R, √2
@@ -350,8 +353,10 @@ class AdaOPSRegressor(_OPSBase):
     ----------
     epsilon, delta : float
         The model's (ε, δ)-DP target; defaults 1 and 1e-5.
-    kappa : float
-        The target bound on the regularized problem's condition (> 0); default 1.
+    kappa : float, optional
+        The target bound on the regularized problem's condition (> 0). Default: half the
+        largest κ at which the budget can be met for ``n_max`` records and p coefficients
+        (:func:`pdpkit.ops.ops_lam_floor`), and at most 1 — data-independent.
     norm_bound, label_bounds, n_max, row_norm, fit_intercept, random_state, schema, accountant
         As in :class:`OPSRegressor`.
 
@@ -363,11 +368,14 @@ class AdaOPSRegressor(_OPSBase):
         λ and γ used (functions of the released noisy λ_min).
     lam_min_noisy_ : float
         The released noisy :math:`\lambda_{\min}` of the scaled rows.
+    kappa_ : float
+        The κ used.
     event_ : pdpkit.ops.AdaOPSEvent
         What was released.
     """
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, kappa: float = 1.0, norm_bound: float = 1.0,
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, kappa: float | None = None,
+                 norm_bound: float = 1.0,
                  label_bounds: tuple[float, float] = (-1.0, 1.0), n_max: int | None = None, row_norm: str = "raise",
                  fit_intercept: bool = True, random_state: Any = None, schema: Any = None,
                  accountant: PrivacyAccountant | None = None) -> None:
@@ -393,21 +401,27 @@ class AdaOPSRegressor(_OPSBase):
         y : array_like, shape (n,)
             Real labels within ``label_bounds`` (with a schema: its label's bounds).
         """
-        if isinstance(self.kappa, (str, bytes, bool, np.bool_)) or np.ndim(self.kappa) != 0:
-            raise TypeError(f"kappa must be a real number; got {self.kappa!r}")
-        check_positive(self.kappa, "kappa")
+        if self.kappa is not None:
+            if isinstance(self.kappa, (str, bytes, bool, np.bool_)) or np.ndim(self.kappa) != 0:
+                raise TypeError(f"kappa must be a real number or None; got {self.kappa!r}")
+            check_positive(self.kappa, "kappa")
         rows, t = self._prepare(X, y)
         R = self._fit_norm_bound()
         eps, delta = float(self.epsilon), float(self.delta)
         budget = adaops_tight_budget(eps, delta)
         event = adaops_event(eps, delta, budget=budget)
         n_public = self._n_public(rows.shape[0])
+        p = rows.shape[1]
+        if self.kappa is None:  # half the largest feasible kappa, at most 1 (data-independent)
+            kappa = min(1.0, 0.5 * n_public / (p * ops_lam_floor(budget.eps_ops, budget.delta_ops)))
+        else:
+            kappa = float(self.kappa)
         # kappa's feasibility is data-independent: checked before the charge (adaops_fit checks it
         # again, inside the charge, where a refusal would still be recorded)
-        adaops_check_kappa(kappa=float(self.kappa), n_public=n_public, d=rows.shape[1], budget=budget)
+        adaops_check_kappa(kappa=kappa, n_public=n_public, d=p, budget=budget)
         with self._charging(event) as rng:
-            res = adaops_fit(rows / R, t, eps, delta, kappa=float(self.kappa), n_public=n_public, rng=rng,
-                             budget=budget)
+            res = adaops_fit(rows / R, t, eps, delta, kappa=kappa, n_public=n_public, rng=rng, budget=budget)
+        self.kappa_ = kappa
         # OPS on the rows X/R with (λ, γ) is OPS on X with (λ R², γ): θ = θ_scaled / R
         self._set_fitted(np.asarray(res.theta) / R, event, res.lam * R * R, res.gamma)
         self.lam_min_noisy_ = float(res.lam_min_noisy)

@@ -240,6 +240,14 @@ def test_refusals_name_no_value_and_clip_follows_the_public_rule():
         OPSRegressor(label_bounds=5.0).fit(X, y)
 
 
+def test_adaops_default_kappa_is_feasible_on_small_data_and_an_explicit_one_is_kept():
+    X, y = _data(n=120, d=4)
+    for eps in (0.5, 1.0, 2.0):
+        m = AdaOPSRegressor(eps, 1e-6, label_bounds=LABELS, random_state=0).fit(X, y)
+        assert 0 < m.kappa_ <= 1.0 and m.privacy_spent().epsilon <= eps
+    assert AdaOPSRegressor(2.0, 1e-6, kappa=0.05, label_bounds=LABELS, random_state=0).fit(X, y).kappa_ == 0.05
+
+
 def test_per_person_pdp_is_below_the_guarantee_and_fit_data_is_needed():
     X, y = _data(n=300, d=3)
     for est in (OPSRegressor(1.0, 1e-6, label_bounds=LABELS, random_state=0),

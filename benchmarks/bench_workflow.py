@@ -95,17 +95,9 @@ DIGITS_BOUNDS = [(f"pixel_{i}_{j}", 0, 16) for i in range(8) for j in range(8)]
 
 
 def _adult_bounds() -> list:
-    """Adult: the census extract's documented domains (adult.names) and top-codes."""
-    numeric = {"age": (17, 90), "fnlwgt": (0, 1.5e6), "education-num": (1, 16), "capital-gain": (0, 99999),
-               "capital-loss": (0, 5000), "hours-per-week": (1, 99)}
-    domains = {}
-    for line in datasets.read_vendored("adult.names").decode("ascii").splitlines():
-        name, _, rest = line.partition(":")
-        if name in datasets._ADULT_CATEGORICAL and rest.strip().endswith("."):
-            domains[name] = tuple(v.strip() for v in rest.strip().rstrip(".").split(","))
-    assert set(domains) == set(datasets._ADULT_CATEGORICAL), "adult.names lost a categorical domain"
-    return [(c, *numeric[c]) if c in numeric else (c, domains[c])
-            for c in datasets._ADULT_COLUMNS[:-1]]
+    """Adult: the census extract's documented domains and top-codes (``pdpkit.datasets.adult_schema``)."""
+    return [(c.name, c.low, c.high) if c.kind == "numeric" else (c.name, tuple(c.categories))
+            for c in datasets.adult_schema().features]
 
 
 #: credit default: documented codes (SEX 1/2, EDUCATION 1..4, MARRIAGE 1..3, repayment status up to 9);

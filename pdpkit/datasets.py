@@ -61,6 +61,9 @@ __all__ = [
     "load_credit_default",
     "load_adult",
     "load_adult_frame",
+    "ADULT_NUMERIC_BOUNDS",
+    "adult_documented_domains",
+    "adult_schema",
     "load_credit_default_frame",
     "make_synthetic_logistic",
     "make_synthetic_regression",
@@ -690,6 +693,59 @@ def _pandas():
     except ImportError as exc:  # pragma: no cover - pandas ships with the test and book extras
         raise ImportError("the *_frame loaders return a pandas.DataFrame: pip install pandas") from exc
     return pandas
+
+
+#: Public bounds of Adult's continuous columns, from the extract's documentation (``adult.names``:
+#: ages 17 to 90, education-num 1 to 16, hours-per-week 1 to 99, capital-gain top-coded at 99999)
+#: and generous round numbers where it gives none (fnlwgt, capital-loss). Not read from the rows.
+ADULT_NUMERIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "age": (17.0, 90.0), "fnlwgt": (0.0, 1.5e6), "education-num": (1.0, 16.0), "capital-gain": (0.0, 99999.0),
+    "capital-loss": (0.0, 5000.0), "hours-per-week": (1.0, 99.0),
+}
+
+
+def adult_documented_domains() -> dict[str, tuple[str, ...]]:
+    """The values of each categorical column of Adult, as its documentation ``adult.names`` lists them.
+
+    Read from the documentation (the lines ``column: value, value, ... .``), not from the
+    records: the domains a schema may use without spending privacy. The order is the
+    documentation's.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Column name to its documented values (the eight categorical columns).
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for line in read_vendored("adult.names").decode("ascii").splitlines():
+        name, sep, rest = line.partition(":")
+        if not sep or name.startswith("|") or name.strip() not in _ADULT_COLUMNS:
+            continue
+        rest = rest.strip().rstrip(".")
+        if rest != "continuous":
+            out[name.strip()] = tuple(v.strip() for v in rest.split(","))
+    return out
+
+
+def adult_schema():
+    r"""A public schema (:class:`pdpkit.schema.Schema`) for :func:`load_adult_frame`'s raw records.
+
+    Continuous columns: :data:`ADULT_NUMERIC_BOUNDS`; categorical columns: their domains as
+    ``adult.names`` lists them (:func:`adult_documented_domains`); the label ``income`` with the
+    classes ``"<=50K"`` and ``">50K"``. Nothing in it is read from the records, so a model
+    fitted through it (``schema=adult_schema()``) is encoded by public knowledge alone —
+    unlike :func:`load_adult`, whose columns are divided by their maxima over the rows.
+    """
+    from .schema import Column, Schema
+
+    domains = adult_documented_domains()
+    if set(domains) != set(_ADULT_CATEGORICAL):
+        raise DataIntegrityError("adult.names does not list every categorical column's domain")
+    cols = [Column(c, kind="numeric", low=ADULT_NUMERIC_BOUNDS[c][0], high=ADULT_NUMERIC_BOUNDS[c][1])
+            if c in ADULT_NUMERIC_BOUNDS else Column(c, kind="categorical", categories=domains[c])
+            for c in _ADULT_COLUMNS[:-1]]
+    cols.append(Column("income", role="label", kind="categorical", categories=("<=50K", ">50K")))
+    return Schema(columns=tuple(cols))
 
 
 def load_adult_frame(split: Literal["all", "train", "test"] = "all"):

@@ -22,7 +22,7 @@ ROOT = pathlib.Path(pdpkit.__file__).parent
 #: and from modules listed before it in its own layer. Experiments are the top layer.
 LAYER_LIST: tuple[tuple[str, ...], ...] = (
     ("_validation", "_progress", "_display", "_json", "plotting", "signing", "ledger"),
-    ("gaussian", "losses", "goe", "_goe_mpmath", "audit", "datasets", "schema", "_solver"),
+    ("gaussian", "losses", "goe", "_goe_mpmath", "audit", "schema", "datasets", "_solver"),
     ("accounting", "events", "objpert", "analyze_gauss", "output_perturbation", "ops", "stability"),
     ("amp", "report", "single", "selection", "accountant", "preprocessing", "release"),
     ("check", "estimators", "ops_estimators", "page", "model_selection", "cli", "__main__"),

@@ -333,3 +333,25 @@ def test_iyengar_synthetic_l_is_learnable_and_has_informative_features():
     acc = clf.score(a.X[8000:], a.y[8000:])
     assert 0.9 < acc < 0.99
     assert np.linalg.matrix_rank(a.X[:500]) == 38  # 40 features, of which 2 redundant (linear combinations)
+
+
+def test_adult_schema_is_the_documentation_and_encodes_every_vendored_record():
+    sch = ds.adult_schema()
+    assert sch.label.name == "income" and sch.label_classes == ("<=50K", ">50K")
+    assert sch.column("age").low == 17 and sch.column("capital-gain").high == 99999
+    assert len(sch.column("native-country").categories) == 41  # adult.names lists 41 countries
+    frame = ds.load_adult_frame("all")
+    # every categorical value of the complete rows is in its documented domain (encode refuses otherwise,
+    # handle_unknown="error"), and every number lies in its documented range (nothing is clipped)
+    E = sch.encode(frame)
+    assert E.shape == (45_222, sch.n_encoded) and np.all(np.isfinite(E))
+    for c, (lo, hi) in ds.ADULT_NUMERIC_BOUNDS.items():
+        assert frame[c].between(lo, hi).all(), c
+    assert np.array_equal(sch.encode_label(frame["income"][:4]), (frame["income"][:4] == ">50K").to_numpy())
+    # test the tester: a domain that lost a value refuses the records that use it
+    from pdpkit.schema import Column, Schema
+
+    short = Schema(columns=tuple(Column(c.name, kind="categorical", categories=c.categories[:-1])
+                                 if c.name == "race" else c for c in sch.columns))
+    with pytest.raises(ValueError, match="outside the schema's domain"):
+        short.encode(frame)

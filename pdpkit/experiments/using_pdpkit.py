@@ -1,11 +1,8 @@
-r"""Computations behind the chapter "Using pdpkit": a practitioner's table, its documented domains, accuracy.
+r"""Computations behind the chapter "Using pdpkit": a practitioner's table, its public schema, accuracy.
 
 * :func:`adult_records` — UCI Adult as a practitioner's CSV would hold it: one row per
   person with the raw values (text categories, numbers, ``"?"`` read as missing), an
   identifier column, the income label.
-* :func:`adult_documented_domains` — the categorical domains as the data's documentation
-  (``adult.names``) lists them: public knowledge, read from the documentation, not from a
-  record.
 * :data:`ADULT_PUBLIC_BOUNDS` and :func:`adult_public_schema` — the reviewed schema of the
   chapter: bounds and domains known without the data.
 * :data:`EDUCATION_LEVEL` — a public map of Adult's 16 education values onto three levels
@@ -25,12 +22,11 @@ import numpy as np
 
 from .._progress import progress as _progress
 from .._validation import as_generator
-from ..datasets import Dataset, read_vendored
+from ..datasets import ADULT_NUMERIC_BOUNDS, Dataset, adult_documented_domains, read_vendored
 from ..estimators import ObjPertClassifier
 from ..schema import Column, Schema
 
-__all__ = ["ADULT_COLUMNS", "ADULT_PUBLIC_BOUNDS", "EDUCATION_LEVEL", "adult_records", "adult_documented_domains",
-           "adult_public_schema", "adult_report_bounds", "accuracy_curve"]
+__all__ = ["ADULT_COLUMNS", "ADULT_PUBLIC_BOUNDS", "EDUCATION_LEVEL", "adult_records", "adult_public_schema", "adult_report_bounds", "accuracy_curve"]
 
 #: The columns of ``adult.data`` and ``adult.test``, in the files' order (``adult.names``).
 ADULT_COLUMNS: tuple[str, ...] = (
@@ -95,34 +91,11 @@ def adult_records(split: str = "train", *, id_column: str = "person_id", n: int 
     return frame
 
 
-def adult_documented_domains() -> dict[str, tuple[str, ...]]:
-    """The values of each categorical column of Adult, as its documentation ``adult.names`` lists them.
-
-    Read from the documentation (the lines ``column: value, value, ... .``), not from the
-    records: the domains a schema may use without spending privacy. The order is the
-    documentation's.
-
-    Returns
-    -------
-    dict of str to tuple of str
-        Column name to its documented values (the eight categorical columns).
-    """
-    out: dict[str, tuple[str, ...]] = {}
-    for line in read_vendored("adult.names").decode("ascii").splitlines():
-        name, sep, rest = line.partition(":")
-        if not sep or name.startswith("|") or name.strip() not in ADULT_COLUMNS:
-            continue
-        rest = rest.strip().rstrip(".")
-        if rest != "continuous":
-            out[name.strip()] = tuple(v.strip() for v in rest.split(","))
-    return out
-
-
 #: Public bounds of Adult's numeric columns: the selection (age above 16, hours above 0) and the
 #: census top-codes (age 90, hours 99, capital gains 99,999); capital losses capped at 5,000 by
 #: a rule applied to each record on its own.
 ADULT_PUBLIC_BOUNDS: dict[str, tuple[float, float]] = {
-    "age": (17, 90), "capital-gain": (0, 99_999), "capital-loss": (0, 5_000), "hours-per-week": (1, 99),
+    c: ADULT_NUMERIC_BOUNDS[c] for c in ("age", "capital-gain", "capital-loss", "hours-per-week")
 }
 
 
@@ -131,7 +104,7 @@ def adult_public_schema() -> Schema:
 
     The identifier ``person_id``, ``fnlwgt`` (a survey weight) and ``education-num`` (the
     same as ``education``) are ignored; the numeric columns carry :data:`ADULT_PUBLIC_BOUNDS`,
-    the text columns the domains of :func:`adult_documented_domains`; the label ``income``
+    the text columns the domains of :func:`pdpkit.datasets.adult_documented_domains`; the label ``income``
     takes ``"<=50K"`` or ``">50K"``; a missing value is encoded as the all-zero block.
     """
     domains = adult_documented_domains()

@@ -30,6 +30,9 @@ import contextlib
 import functools
 import math
 import re
+import sys
+import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,6 +59,9 @@ __all__ = [
     "prepare_rows",
     "schema_object",
     "UNKNOWN_LABEL_POLICIES",
+    "NonPrivateSelectionWarning",
+    "SELECTION_NOTE",
+    "warn_if_in_model_selection",
 ]
 
 #: What a classifier does with a record whose label is not one of its public classes:
@@ -650,6 +656,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             Labels, each one of the public classes (``classes``, or the schema's label domain);
             another label is refused or left out as ``unknown_label`` says.
         """
+        warn_if_in_model_selection()
         sch = None if self.schema is None else schema_object(self.schema)
         classes = self._public_classes(sch, y)  # before any label is read
         self._validate_params()
@@ -906,6 +913,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
             Real labels (with a schema whose label has public bounds: clipped to them and mapped
             onto [-1, 1]).
         """
+        warn_if_in_model_selection()
         if self.schema is not None:
             sch = schema_object(self.schema)
             if sch.label is not None and sch.label_bounds is None:
@@ -984,6 +992,40 @@ def _plain(value: Any) -> Any:
 _CELL = re.compile(r"(could not convert string to float|invalid literal for \w+\(\) with base \d+): .*")
 _SAMPLES = re.compile(r"inconsistent numbers of samples: \[[^\]]*\]")
 _ARRAY = re.compile(r"\s*array=.*?(?=\s*Reshape your data)|\s*array=.*", re.DOTALL)
+
+
+class NonPrivateSelectionWarning(UserWarning):
+    """A private estimator is fitted inside scikit-learn's model selection: the choice among fits is not private."""
+
+
+_SELECTION_WARNED = threading.Event()
+
+#: What :func:`warn_if_in_model_selection` says: the same text whatever the data (no value, count or score).
+SELECTION_NOTE = (
+    "this private estimator is being fitted inside scikit-learn's model selection (GridSearchCV, "
+    "cross_val_score, ...): each fit is private, but choosing among fits by their scores on the records, "
+    "or publishing those scores, is a release that no guarantee covers, with or without an accountant. "
+    "Choose privately with pdpkit.model_selection (ObjPertClassifierCV, ObjPertRegressorCV: the choice is "
+    "paid for), or choose on public data. This warning is shown once per process.")
+
+
+def warn_if_in_model_selection() -> bool:
+    """Warn (:class:`NonPrivateSelectionWarning`, once per process) when called from scikit-learn's model selection.
+
+    Looks up the call stack for a frame of ``sklearn.model_selection`` (``GridSearchCV``,
+    ``RandomizedSearchCV``, ``cross_val_score``, ``cross_validate``, … all fit through it,
+    in this process or in joblib's workers). The text is :data:`SELECTION_NOTE`: it names no
+    value, count or score of the records. Returns whether such a frame was found.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("sklearn.model_selection"):
+            if not _SELECTION_WARNED.is_set():
+                _SELECTION_WARNED.set()
+                warnings.warn(SELECTION_NOTE, NonPrivateSelectionWarning, stacklevel=3)
+            return True
+        frame = frame.f_back
+    return False
 
 
 def private_message(message: str) -> str:

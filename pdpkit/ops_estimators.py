@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_generator, charged_generator, check_positive, check_probability
 from .accountant import Charge, PrivacyAccountant, ledger_guarantee
-from .estimators import schema_object, prepare_rows, private_message
+from .estimators import prepare_rows, private_message, schema_object, warn_if_in_model_selection
 from .events import Guarantee, PrivacyEvent
 from .ops import (
     OPSEvent,
@@ -126,6 +126,7 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
 
     def _prepare(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """The fitted rows (bounded, intercept column) and the labels on [-1, 1]."""
+        warn_if_in_model_selection()
         self._validate_params()
         sch = self._schema()
         if sch is not None:

@@ -316,3 +316,31 @@ def test_prediction_refuses_or_clips_exactly_as_the_release_does_huge_entries_in
     np.testing.assert_array_equal(prepare_rows(huge, norm_bound=1.0, row_norm="clip"), unit)
     np.testing.assert_allclose(clip.decision_function(huge), clip.decision_function(unit), rtol=1e-15)
     assert clip.decision_function(huge)[0] != clip.intercept_  # the wrong variant: a row clipped to zero
+
+
+def test_a_fit_inside_scikit_learns_model_selection_warns_once_with_no_data_in_the_text(monkeypatch):
+    import warnings
+
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    from pdpkit import estimators as est_mod
+    from pdpkit.ops_estimators import OPSRegressor
+
+    def caught(fn):
+        monkeypatch.setattr(est_mod, "_SELECTION_WARNED", est_mod.threading.Event())
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            fn()
+        return [w for w in got if issubclass(w.category, est_mod.NonPrivateSelectionWarning)]
+
+    X, y = _data(n=200)
+    X2, y2 = _data(n=300, seed=5)
+    grid = {"epsilon": [0.5, 1.0]}
+    a = caught(lambda: GridSearchCV(ObjPertClassifier(classes=CLASSES, random_state=0), grid, cv=2).fit(X, y))
+    b = caught(lambda: cross_val_score(ObjPertRegressor(row_norm="clip", random_state=0), X2, y2, cv=3))
+    c = caught(lambda: cross_val_score(OPSRegressor(5.0, 0.01, row_norm="clip", random_state=0), X2, y2, cv=2))
+    assert len(a) == len(b) == len(c) == 1  # once for the whole search, whatever the number of fits
+    assert str(a[0].message) == str(b[0].message) == est_mod.SELECTION_NOTE  # the same text whatever the data
+    assert not any(ch.isdigit() for ch in est_mod.SELECTION_NOTE)
+    # a fit outside model selection does not warn (test the tester: the same fit, called directly)
+    assert caught(lambda: ObjPertClassifier(classes=CLASSES, random_state=0).fit(X, y)) == []

@@ -78,7 +78,7 @@ def test_ledger_order_does_not_matter_and_the_cache_keys_on_parameters():
 def test_calibration_for_several_fits_meets_the_target_and_is_tight(count):
     lam, sigma = objpert_calibrate_composed(1.0, 1e-6, L=L, beta=BETA, count=count, mu_out=1e-3)
     eps, _ = compose([_objpert(count=count, lam=lam, sigma=sigma)], 1e-6)
-    assert eps <= 1.0 and eps > 0.999
+    assert eps <= 1.0 and eps > 1.0 - 1e-4  # within 1e-4 of the target: the budget is used
 
 
 def test_charge_round_trip_and_strictness():

@@ -1,6 +1,6 @@
 """The solver chosen by cost against scikit-learn's lbfgs, at the same gradient target, in the same run.
 
-Logistic loss, n = 10^5 rows in the unit ball, lam = 1, d in (50, 200, 1000). pdpkit:
+Logistic loss, n = 10^5 rows in the unit ball, lam = 1, d in (50, 200, 1000), and n = 4·10^4 at d = 800. pdpkit:
 ``objpert_fit(..., grad_tol=1e-10)`` (the *certified* true perturbed-gradient norm <= 1e-10,
 ``method="auto"``: full Newton while the Hessian is cheap relative to passes over X, Newton-CG
 beyond: warm-started on a sixteenth of the rows when that sixteenth has at least 10 d rows,
@@ -14,7 +14,8 @@ its ``tol`` tightened (outside the timing) until its gradient norm, computed by 
 1e-10 (or 1e-13 is reached; it stops on its own function-decrease test first, far above the
 target), and scipy's L-BFGS-B on the same perturbed objective with ``ftol=0`` and ``gtol`` set
 so that it reaches the target. Goals: ratio <= 1.0 for d <= 200, <= 1.5 at d = 1000.
-``python benchmarks/bench_solver.py 50 200`` runs only the given dimensions.
+Also n = 4·10^4 at d = 800 (moderate n, large d; goal <= 1.5).
+``python benchmarks/bench_solver.py 50 800@40000`` runs only the given dimensions (``d@n``).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def bench_dimension(d: int, rng: np.random.Generator, n: int = 10**5, repeat: in
         t_sk = min(t_sk, best_time(sk, repeat=1))
         t_lb = min(t_lb, best_time(lb, repeat=1))
     goal = "goal <= 1.0" if d <= 200 else "goal <= 1.5"
-    report("solver", f"objpert_fit logistic n=1e5 d={d} ({res.method})", t_ours,
+    report("solver", f"objpert_fit logistic n={n:.0e} d={d} ({res.method})", t_ours,
            baseline=f"sklearn lbfgs tol={sk_tol:.0e}", baseline_seconds=t_sk, goal=goal)
     report("solver", "  same", t_ours, baseline="scipy L-BFGS-B to the same target", baseline_seconds=t_lb)
     print(f"    certified gradient <= {TARGET:.0e}; {passes:.1f} passes over X; {res.n_iter} Newton iterations; "
@@ -104,10 +105,11 @@ def bench_dimension(d: int, rng: np.random.Generator, n: int = 10**5, repeat: in
 
 
 def main(argv: list[str] | None = None) -> None:
-    dims = [int(a) for a in (argv or [])] or [50, 200, 1000]
+    cases = [(int(a.partition("@")[0]), int(float(a.partition("@")[2] or 1e5))) for a in (argv or [])] \
+        or [(50, 10**5), (200, 10**5), (800, 4 * 10**4), (1000, 10**5)]
     rng = np.random.default_rng(20261124)
-    for d in dims:
-        bench_dimension(d, rng)
+    for d, n in cases:
+        bench_dimension(d, rng, n=n)
 
 
 if __name__ == "__main__":

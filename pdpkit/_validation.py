@@ -64,6 +64,25 @@ def as_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.nda
     return arr
 
 
+def check_estimator_budget(params: Any, names: tuple[str, ...]) -> float:
+    """An estimator's scalar parameters and its (ε, δ) and norm bound: the checks every pdpkit estimator shares.
+
+    Each of ``names`` (attributes of ``params``) is ``None`` or a real scalar (``TypeError``
+    naming it otherwise: text, bool, arrays); ``epsilon`` lies in (0, 500] (a larger ε protects
+    nothing), ``delta`` in (0, 1), ``norm_bound`` > 0. Returns ε.
+    """
+    for name in names:
+        value = getattr(params, name)
+        if value is not None and (isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0):
+            raise TypeError(f"{name} must be a real number; got {value!r}")
+    eps = float(check_positive(params.epsilon, "epsilon"))
+    if eps > 500.0:
+        raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}")
+    check_probability(params.delta, "delta")
+    check_positive(params.norm_bound, "norm_bound")
+    return eps
+
+
 def check_positive(value: Any, name: str) -> np.ndarray:
     """Finite and strictly positive (elementwise); returned as a float array."""
     arr = as_finite_array(value, name)

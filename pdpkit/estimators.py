@@ -42,7 +42,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_generator, charged_generator, check_positive, check_probability, clip_factors, row_norms
+from ._validation import (as_generator, charged_generator, check_estimator_budget, check_positive, check_probability,
+                          clip_factors, row_norms)
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
 from ._solver import FIND_ROWS, _is_dask, _Rows, _run_pending_check, row_beyond_bound_message
@@ -255,19 +256,11 @@ class ObjPertEstimator(BaseEstimator):
         return loss
 
     def _validate_params(self) -> None:
-        for name in ("epsilon", "delta", "norm_bound", "lam", "sigma", "report_epsilon", "report_delta", "rho",
-                     "grad_tol"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0):
-                raise TypeError(f"{name} must be a real number; got {value!r}")
+        eps = check_estimator_budget(self, ("epsilon", "delta", "norm_bound", "lam", "sigma", "report_epsilon",
+                                            "report_delta", "rho", "grad_tol"))
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
         check_positive(self.grad_tol, "grad_tol")
-        eps = float(check_positive(self.epsilon, "epsilon"))
-        if eps > 500.0:
-            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}")
-        check_probability(self.delta, "delta")
-        check_positive(self.norm_bound, "norm_bound")
         if self.row_norm not in ("raise", "clip"):
             raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
         if self.lam is not None:

@@ -44,7 +44,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_generator, charged_generator, check_positive, check_probability
+from ._validation import as_generator, charged_generator, check_estimator_budget, check_positive
 from .estimators import (
     UNKNOWN_LABEL_POLICIES,
     ObjPertClassifier,
@@ -86,16 +86,8 @@ class ObjPertCVEstimator(BaseEstimator):
 
     # ------------------------------------------------------------ parameters
     def _validate_params(self) -> None:
-        for name in ("epsilon", "delta", "norm_bound", "validation_fraction", "score_share", "select_mean",
-                     "select_shape", "grad_tol"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0):
-                raise TypeError(f"{name} must be a real number; got {value!r}")
-        eps = float(check_positive(self.epsilon, "epsilon"))
-        if eps > 500.0:
-            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}")
-        check_probability(self.delta, "delta")
-        check_positive(self.norm_bound, "norm_bound")
+        eps = check_estimator_budget(self, ("epsilon", "delta", "norm_bound", "validation_fraction", "score_share",
+                                            "select_mean", "select_shape", "grad_tol"))
         check_positive(self.score_share, "score_share")
         check_positive(self.grad_tol, "grad_tol")
         if not 0.0 < float(self.validation_fraction) < 1.0:

@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_generator, charged_generator, check_positive, check_probability
+from ._validation import as_generator, charged_generator, check_estimator_budget, check_positive
 from .accountant import Charge, PrivacyAccountant, ledger_guarantee
 from .estimators import prepare_rows, private_message, schema_object, warn_if_in_model_selection
 from .events import Guarantee, PrivacyEvent
@@ -86,15 +86,7 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
         return float(self.norm_bound) * (math.sqrt(2.0) if self.fit_intercept else 1.0)
 
     def _validate_params(self) -> None:
-        for name in ("epsilon", "delta", "norm_bound"):
-            value = getattr(self, name)
-            if isinstance(value, (str, bytes, bool, np.bool_)) or np.ndim(value) != 0:
-                raise TypeError(f"{name} must be a real number; got {value!r}")
-        eps = float(check_positive(self.epsilon, "epsilon"))
-        if eps > 500.0:
-            raise ValueError(f"epsilon must be at most 500 (a larger epsilon protects nothing); got {eps:g}")
-        check_probability(self.delta, "delta")
-        check_positive(self.norm_bound, "norm_bound")
+        check_estimator_budget(self, ("epsilon", "delta", "norm_bound"))
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}")
         if self.row_norm not in ("raise", "clip"):

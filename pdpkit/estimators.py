@@ -1042,4 +1042,7 @@ def fit_on_part(est: ObjPertEstimator, X: Any, y: Any, classes: Any) -> None:
         return
     validate_data(est, X, reset=True)
     est.classes_ = np.asarray(classes)
+    if len(classes) >= 3:  # one-vs-rest: the K fits of the full data's classes
+        est._fit_ovr(np.asarray(X), np.asarray(y), np.asarray(classes))
+        return
     est._fit_signed(X, est._signed_labels(y), classes=list(classes))

@@ -121,9 +121,11 @@ class ObjPertCVEstimator(BaseEstimator):
         mu_out = default_output_mu(eps)  # what the run estimator (epsilon=eps, lam and sigma given) uses
         # rows are checked (or clipped) before anything is charged or drawn
         prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
+        # a one-vs-rest run of K >= 3 classes is K fits on the same records: the run's event counts them
+        count = len(classes) if classes is not None and len(classes) >= 3 else 1
         cal = _calibrate(eps, delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R,
-                                  lams=tuple(float(v) for v in self.lams), mean=mean, shape=shape, mu_out=mu_out,
-                                  score_share=float(self.score_share))
+                         lams=tuple(float(v) for v in self.lams), mean=mean, shape=shape, mu_out=mu_out,
+                         score_share=float(self.score_share), count=count)
         charge = cal.charge
         noise_sd = 1.0 / charge.score_mu
 
@@ -168,8 +170,8 @@ class ObjPertCVEstimator(BaseEstimator):
             self.best_estimator_ = None
             self.release_ = None
             self.lam_ = self.sigma_ = None
-            self.coef_ = np.zeros(X.shape[1])
-            self.intercept_ = 0.0
+            self.coef_ = np.zeros(X.shape[1]) if count == 1 else np.zeros((count, X.shape[1]))
+            self.intercept_ = 0.0 if count == 1 else np.zeros(count)
             return
         j, est = best
         # the run's own release states one fit's guarantee, which is not this model's: keep none
@@ -180,7 +182,7 @@ class ObjPertCVEstimator(BaseEstimator):
         self.release_ = est.release_
         self.lam_, self.sigma_ = float(est.lam_), float(est.sigma_)
         self.coef_ = np.array(est.coef_)
-        self.intercept_ = float(est.intercept_)
+        self.intercept_ = float(est.intercept_) if np.ndim(est.intercept_) == 0 else np.array(est.intercept_)
 
     # ------------------------------------------------------------ prediction
     def _linear(self, X: ArrayLike) -> np.ndarray:
@@ -188,7 +190,7 @@ class ObjPertCVEstimator(BaseEstimator):
         X = validate_data(self, X, reset=False)
         if self.row_norm == "clip":
             X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
-        return X @ self.coef_ + self.intercept_
+        return X @ np.asarray(self.coef_).T + self.intercept_
 
     def __getstate__(self) -> dict[str, Any]:
         """The pickled state, without ``random_state``: a seed in a published pickle would replay every draw."""
@@ -281,22 +283,25 @@ _COMMON_DOC = r"""
 
 
 class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
-    __doc__ = (r"""Private binary classifier whose λ is chosen privately; the whole selection is (ε, δ)-DP.
+    __doc__ = (r"""Private classifier whose λ is chosen privately; the whole selection is (ε, δ)-DP.
 
     Each run trains :class:`pdpkit.estimators.ObjPertClassifier` (logistic loss) on the
     training part with the candidate's λ and σ, and scores it by the number of correct
     predictions on the validation part (one record changes it by at most 1) plus Gaussian
-    noise of standard deviation ``1/score_mu``.
+    noise of standard deviation ``1/score_mu``. With K >= 3 classes a run is the K
+    one-vs-rest fits with the candidate's λ and σ: the run's event is K ObjPert fits on the
+    same records (:class:`pdpkit.events.RepeatAndSelectEvent` with ``count`` = K), calibrated
+    together (:func:`pdpkit.selection.calibrate_selection`).
 
     Parameters
     ----------
     classes : sequence
-        The two public classes (``classes[1]`` is the positive one); required: classes read
-        from the data would reveal who is in it.
+        The public classes (two: ``classes[1]`` is the positive one; three or more: one
+        one-vs-rest model each); required: classes read from the data would reveal who is in it.
     unknown_label : {"raise", "ignore"}
         A record whose label is not one of ``classes``: refuse the data set (default) or leave
         the record out (:data:`pdpkit.estimators.UNKNOWN_LABEL_POLICIES`).""" + _COMMON_DOC + r"""    classes_ : numpy.ndarray
-        The two public classes.
+        The public classes.
     """)
 
     _estimator_class = ObjPertClassifier
@@ -325,19 +330,19 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         tags.classifier_tags.poor_score = True
         return tags
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertClassifierCV:
-        """Choose λ privately and fit the chosen model on ``X`` (rows within ``norm_bound``) and two-class ``y``.
+        """Choose λ privately and fit the chosen model on ``X`` (rows within ``norm_bound``) and labels ``y``.
 
         Parameters
         ----------
         X : array_like, shape (n, d)
             Feature rows.
         y : array_like, shape (n,)
-            Two-class labels.
+            Labels, each one of ``classes``.
 
         Returns
         -------
@@ -358,17 +363,13 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         return self
 
     def _public_classes(self, y: Any) -> np.ndarray:
-        """The two public classes (``classes``), checked before any label is read; ``y`` is not read."""
+        """The public classes (``classes``), checked before any label is read; ``y`` is not read."""
         if self.unknown_label not in UNKNOWN_LABEL_POLICIES:
             raise ValueError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}; got {self.unknown_label!r}")
         if self.classes is None:
-            raise ValueError("classes: give the public list of the two classes (classes=['no', 'yes']); classes "
+            raise ValueError("classes: give the public list of the classes (classes=['no', 'yes']); classes "
                              "read from the data would reveal who is in it")
-        classes = check_classes(self.classes)
-        if classes.shape[0] != 2:
-            raise ValueError(f"Only binary classification is supported: classes must hold exactly 2 labels; got "
-                             f"{classes.shape[0]}")
-        return classes
+        return check_classes(self.classes)
 
     def _count(self, est: ObjPertClassifier, X: np.ndarray, y: np.ndarray) -> float:
         """The number of correct predictions (sensitivity 1)."""
@@ -392,7 +393,7 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         return self._linear(X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The class with the larger score: ``classes_[1]`` where the decision function is > 0.
+        """The class with the largest score (two classes: ``classes_[1]`` where the decision function is > 0).
 
         Parameters
         ----------
@@ -405,10 +406,12 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
             The predicted labels.
         """
         scores = self._linear(X)
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
         return self.classes_[(scores > 0).astype(int)]
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Logistic probabilities ``[P(classes_[0]), P(classes_[1])]``.
+        """Logistic probabilities, one column per class (one-vs-rest: the K logistic scores normalized).
 
         Parameters
         ----------
@@ -417,12 +420,15 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
 
         Returns
         -------
-        numpy.ndarray, shape (m, 2)
+        numpy.ndarray, shape (m, K)
             The probabilities.
         """
         from scipy.special import expit
 
-        p = expit(self._linear(X))
+        s = self._linear(X)
+        p = expit(s)
+        if s.ndim == 2:  # one-vs-rest: the K logistic scores normalized, as ObjPertClassifier
+            return p / p.sum(axis=1, keepdims=True)
         return np.column_stack([1.0 - p, p])
 
 

@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
 
 from pdpkit import model_selection as ms
+from pdpkit.accountant import PrivacyAccountant
 from pdpkit.datasets import normalize_rows
 from pdpkit.estimators import ObjPertClassifier
 from pdpkit.selection import SelectionCharge, selection_epsilon
@@ -47,7 +48,7 @@ class FakeAccountant:
 
 
 class _ClassesFromLabelsCV(ms.ObjPertClassifierCV):
-    """TEST ONLY, NOT PRIVATE: reads the two classes off the labels, which a release must never do.
+    """TEST ONLY, NOT PRIVATE: reads the classes off the labels, which a release must never do.
 
     scikit-learn's API checks fit on labels of their own choosing and cannot pass a public
     class list, so they run on this variant; everything but where the classes come from is
@@ -58,9 +59,9 @@ class _ClassesFromLabelsCV(ms.ObjPertClassifierCV):
     def _public_classes(self, y):
         check_classification_targets(y)
         classes = np.unique(np.asarray(y))
-        if classes.shape[0] != 2:  # the real class's own check (exactly two), in sklearn's words
-            raise ValueError(f"Only binary classification is supported: y must have exactly 2 classes; got "
-                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''}")
+        if classes.shape[0] < 2:  # the real class's own check (at least two), in sklearn's words
+            raise ValueError(f"Classifier can't train when only one class is present: got {classes.shape[0]} "
+                             "class")
         return classes
 
 
@@ -182,8 +183,8 @@ def test_fit_without_two_public_classes_refuses_before_reading_a_label(unreadabl
     X, _ = _data(n=20)
     with pytest.raises(ValueError, match=r"^classes:"):
         ms.ObjPertClassifierCV().fit(X, unreadable_labels)
-    with pytest.raises(ValueError, match="exactly 2"):  # binary: two public classes, whatever the labels
-        ms.ObjPertClassifierCV(classes=[0, 1, 2]).fit(X, unreadable_labels)
+    with pytest.raises(ValueError, match="classes"):  # at least two public classes, whatever the labels
+        ms.ObjPertClassifierCV(classes=[0]).fit(X, unreadable_labels)
     # test the tester: the variant that reads the classes off the labels does read them
     with pytest.raises(AssertionError, match="labels were read"):
         _ClassesFromLabelsCV().fit(X, unreadable_labels)
@@ -234,3 +235,25 @@ def test_the_pickle_holds_no_seed():
     assert back.random_state is None and cv.random_state == 1234
     np.testing.assert_array_equal(back.predict(X), cv.predict(X))
     assert back.privacy_spent() == cv.privacy_spent()
+
+
+def test_three_classes_select_over_one_vs_rest_runs_charged_as_three_fits():
+    rng = np.random.default_rng(0)
+    n = 6000
+    X = rng.uniform(-1, 1, (n, 4)) / 2
+    y = np.digitize(X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=n), [-0.2, 0.2])
+    acc = PrivacyAccountant(3.0, 1e-5)
+    cv = ms.ObjPertClassifierCV(1.0, 1e-6, classes=[0, 1, 2], random_state=0, accountant=acc).fit(X, y)
+    sel = cv.selection_
+    assert sel.count == 3 and [c.kind for c in acc.ledger] == ["selection"] and acc.ledger[0].event == sel
+    g = cv.privacy_spent()
+    assert g.epsilon <= 1.0 and sel.epsilon(1e-6) == g.epsilon
+    assert cv.coef_.shape == (3, 4) and np.shape(cv.intercept_) == (3,)
+    p = cv.predict_proba(X[:50])
+    assert p.shape == (50, 3) and np.allclose(p.sum(axis=1), 1.0)
+    assert set(cv.predict(X)) <= {0, 1, 2} and cv.score(X, y) > 0.6  # chance is about 0.4
+    # test the tester: the same candidates counted as one fit per run state a smaller epsilon, which
+    # would under-account the K fits every run makes
+    from dataclasses import replace
+
+    assert replace(sel, count=1).epsilon(1e-6) < 0.9 * g.epsilon

@@ -92,6 +92,9 @@ __all__ = [
     "compose",
     "ledger_guarantee",
     "calibrate_event",
+    "PlanPart",
+    "BudgetPlan",
+    "plan_budget",
     "objpert_calibrate_composed",
 ]
 
@@ -749,6 +752,159 @@ class PrivacyAccountant:
 
 
 # ------------------------------------------------------------------ calibration
+@dataclass(frozen=True)
+class PlanPart:
+    """One part of a :class:`BudgetPlan`: the (ε, δ) to give it, alone, and the ledger entries that gives.
+
+    Attributes
+    ----------
+    name : str
+        The part's name in the plan.
+    epsilon, delta : float
+        What to give the part (its own target, e.g. an estimator's ``epsilon`` and ``delta``).
+    charges : tuple of Charge
+        What the part charges when calibrated to them.
+    """
+
+    name: str
+    epsilon: float
+    delta: float
+    charges: tuple[Charge, ...]
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """How to share a budget among the parts of a workflow so that their composition meets it (:func:`plan_budget`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The budget.
+    total_epsilon : float
+        The composition of all parts' charges at ``delta`` (at most ``epsilon``).
+    accounting : str
+        How the total was composed (:func:`compose`).
+    parts : tuple of PlanPart
+        The parts, in the order given.
+    """
+
+    epsilon: float
+    delta: float
+    total_epsilon: float
+    accounting: str
+    parts: tuple[PlanPart, ...]
+
+    def __getitem__(self, name: str) -> PlanPart:
+        for p in self.parts:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def basic_epsilon(self) -> float:
+        """The sum of the parts' own ε: what adding them up (basic composition) would have allowed in total."""
+        return float(sum(p.epsilon for p in self.parts))
+
+    def __str__(self) -> str:
+        lines = [f"budget ({_up(self.epsilon)}, {self.delta:.3g}): composed total epsilon <= {_up(self.total_epsilon)}"
+                 f" [{self.accounting}]; the parts' own epsilons add up to {_up(self.basic_epsilon)}"]
+        for p in self.parts:
+            lines.append(f"  {p.name}: epsilon {p.epsilon:.6g}, delta {p.delta:.3g}")
+        return "\n".join(lines)
+
+
+def _part_charges(name: str, got: Any, delta: float) -> tuple[Charge, ...]:
+    if isinstance(got, Charge):
+        return (got,)
+    if isinstance(got, (list, tuple)):
+        if not all(isinstance(c, Charge) for c in got):
+            raise TypeError(f"part {name!r}: a sequence must hold Charge objects")
+        return tuple(got)
+    return (Charge(name=name, event=as_event(got), delta=delta),)
+
+
+def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rtol: float = 1e-3) -> BudgetPlan:
+    r"""Share (ε, δ) among the parts of a workflow so that their composition meets it, tightly.
+
+    ``parts`` maps a name to a callable ``(eps_i, delta_i) -> events``: the part calibrated to
+    (ε_i, δ_i) alone, as a :class:`pdpkit.events.PrivacyEvent`, a dp_accounting event, a
+    :class:`Charge` or a sequence of them — for instance an estimator's
+    ``budget_part()`` (:meth:`pdpkit.estimators.ObjPertEstimator.budget_part`). Every part gets
+    :math:`\delta_i = \delta/k` and :math:`\varepsilon_i = w_i t` (``weights`` :math:`w_i`,
+    default 1); :math:`t` is the largest (to relative ``rtol``, by bisection on
+    :math:`\log t`) at which the parts' charges, composed by :func:`compose` at δ (PLD, RDP or
+    exactly), stay within ε. Composition is tighter than addition, so the parts' own ε usually
+    add up to more than ε (:attr:`BudgetPlan.basic_epsilon`); the plan's total is checked.
+
+    Parameters
+    ----------
+    eps, delta : float
+        The budget (ε > 0, δ in (0, 1)).
+    parts : mapping of str to callable
+        Each part's calibration.
+    weights : mapping of str to float, optional
+        Relative shares of ε (> 0); default equal.
+    rtol : float
+        Relative precision of the common scale t.
+
+    Returns
+    -------
+    BudgetPlan
+        Each part's (ε_i, δ_i) and charges, and the composed total.
+    """
+    eps = _real(eps, "eps")
+    delta = _delta(delta, "delta")
+    rtol = _real(rtol, "rtol")
+    names = list(parts)
+    if not names:
+        raise ValueError("parts must name at least one part")
+    for n in names:
+        if not isinstance(n, str) or not callable(parts[n]):
+            raise TypeError("parts must map names (str) to callables (eps_i, delta_i) -> events")
+    w = {n: 1.0 for n in names} if weights is None else {n: _real(weights[n], f"weights[{n!r}]") for n in names}
+    d_i = delta / len(names)
+
+    def charges_at(t: float) -> tuple[Charge, ...]:
+        out: list[Charge] = []
+        for n in names:
+            out.extend(_part_charges(n, parts[n](w[n] * t, d_i), d_i))
+        return tuple(out)
+
+    def total(t: float) -> float:
+        try:
+            return compose(charges_at(t), delta)[0]
+        except ValueError as exc:  # a part that cannot be calibrated that small or large
+            if isinstance(exc, UnsupportedEventError):
+                raise
+            return math.inf
+
+    w_max = max(w.values())
+    lo, hi = eps / sum(w.values()), eps / w_max  # basic composition; the largest part alone at eps
+    for _ in range(60):  # the lower end must meet the budget (RDP composition may be looser than adding)
+        if total(lo) <= eps:
+            break
+        hi, lo = lo, lo / 2.0
+    else:
+        raise ValueError(f"no share meets eps={eps:g} at delta={delta:g}")
+    if total(hi * (1.0 - 1e-12)) <= eps:
+        lo = hi * (1.0 - 1e-12)
+    while math.log(hi / lo) > rtol:
+        mid = math.sqrt(lo * hi)
+        if total(mid) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    final = charges_at(lo)
+    tot, how = compose(final, delta)
+    if tot > eps * (1.0 + 1e-12):  # pragma: no cover - the bisection keeps the feasible end
+        raise RuntimeError("the plan's total exceeds the budget")
+    plan_parts = []
+    for n in names:
+        got = _part_charges(n, parts[n](w[n] * lo, d_i), d_i)
+        plan_parts.append(PlanPart(name=n, epsilon=w[n] * lo, delta=d_i, charges=got))
+    return BudgetPlan(epsilon=eps, delta=delta, total_epsilon=tot, accounting=how, parts=tuple(plan_parts))
+
+
 def calibrate_event(family: Any, eps: float, delta: float, *, lower: float, upper: float,
                     rtol: float = 1e-9) -> tuple[float, float]:
     """The parameter at which an event family meets (ε, δ): the smallest p in [lower, upper] with ε(family(p)) <= eps.

@@ -33,7 +33,7 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -387,6 +387,54 @@ class ObjPertEstimator(BaseEstimator):
         del fit  # holds the objective's noise b and the solver's point: never kept on the estimator
         self._set_fitted(release, lam, sigma)
 
+    def _n_models(self) -> int:
+        """How many fits a fit makes: 1, or K for a one-vs-rest classifier of K >= 3 public classes."""
+        return 1
+
+    def privacy_events(self) -> list[Charge]:
+        """The ledger entries a fit with these parameters charges (model, and report if it releases statistics).
+
+        Known before any data is read (calibration uses public parameters only): what an
+        accountant would record. A classifier needs its public classes (``classes`` or a schema)
+        to know how many models it fits.
+        """
+        self._validate_params()
+        loss = self._loss()
+        count = self._n_models()
+        if count == 1:
+            lam, sigma = self._calibrate(loss)
+            scales = self._report_scales(loss)
+        else:
+            R = self._fit_norm_bound()
+            lam, sigma = ((float(self.lam), float(self.sigma)) if self.lam is not None else
+                          _calibration_ovr(float(self.epsilon), float(self.delta), loss.lipschitz * R,
+                                           loss.smoothness * R * R, count))
+            scales = {}
+        return self._own_charges(loss, lam, sigma, count, scales)
+
+    def budget_part(self, part: str = "model") -> Callable[[float, float], list[Charge]]:
+        """This estimator's model (``"model"``) or report (``"report"``) as a part for :func:`pdpkit.accountant.plan_budget`.
+
+        The part, called with (ε_i, δ_i), is :meth:`privacy_events` of a copy of this estimator
+        with ``epsilon``/``delta`` (or ``report_epsilon``/``report_delta``) set to them —
+        that part's entries only. Give the plan's shares to the estimator with ``set_params``.
+
+        Parameters
+        ----------
+        part : {"model", "report"}
+            Which budget the part sets.
+        """
+        if part not in ("model", "report"):
+            raise ValueError(f"part must be 'model' or 'report'; got {part!r}")
+        keys = ("epsilon", "delta") if part == "model" else ("report_epsilon", "report_delta")
+        params = self.get_params(deep=False)
+
+        def calibrated(eps: float, delta: float) -> list[Charge]:
+            est = type(self)(**{**params, keys[0]: eps, keys[1]: delta})
+            return [c for c in est.privacy_events() if c.name.endswith(part)]
+
+        return calibrated
+
     def _report_scales(self, loss: GLMLoss) -> dict[str, Any]:
         if self.report is None or self.report == "data-independent":
             return {}
@@ -678,6 +726,11 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         else:
             self._fit_ovr(X, np.asarray(y), classes)
         return self
+
+    def _n_models(self) -> int:
+        sch = None if self.schema is None else schema_object(self.schema)
+        k = int(self._public_classes(sch, None).shape[0])
+        return k if k >= 3 else 1
 
     def _public_classes(self, sch: Any, y: Any) -> np.ndarray:
         """The classes from public input — the schema's label domain or ``classes`` — never from ``y``.

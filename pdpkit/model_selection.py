@@ -35,6 +35,7 @@ import contextlib
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -58,6 +59,7 @@ from .estimators import (
 )
 from .losses import get_loss
 from .objpert import DEFAULT_GRAD_TOL, output_mu
+from .accountant import Charge
 from .events import Guarantee, GuaranteePart
 from .selection import calibrate_selection, repeat_and_select
 
@@ -113,9 +115,35 @@ class ObjPertCVEstimator(BaseEstimator):
         return float(self.norm_bound) * (math.sqrt(2.0) if self.fit_intercept else 1.0)
 
     # ------------------------------------------------------------ the selection
-    def _select(self, X: np.ndarray, y: np.ndarray, classes: Any) -> None:
+    def _selection_calibration(self, count: int) -> Any:
+        """The selection's calibration (public parameters only): ``count`` fits per run."""
         loss = get_loss(self._loss_name)
         R = self._fit_norm_bound()
+        mean, shape = self._law()
+        eps = float(self.epsilon)
+        return _calibrate(eps, float(self.delta), L=loss.lipschitz * R, beta=loss.smoothness * R * R,
+                          lams=tuple(float(v) for v in self.lams), mean=mean, shape=shape,
+                          mu_out=default_output_mu(eps), score_share=float(self.score_share), count=count)
+
+    def _fits_per_run(self) -> int:
+        return 1
+
+    def privacy_events(self) -> list[Charge]:
+        """The ledger entry a fit with these parameters charges: the whole selection, known before the data."""
+        self._validate_params()
+        cal = self._selection_calibration(self._fits_per_run())
+        return [Charge(name=f"{type(self).__name__} (model selection)", event=cal.charge, delta=float(self.delta))]
+
+    def budget_part(self) -> Callable[[float, float], list[Charge]]:
+        """The selection as a part for :func:`pdpkit.accountant.plan_budget` (:meth:`privacy_events` at (ε_i, δ_i))."""
+        params = self.get_params(deep=False)
+
+        def calibrated(eps: float, delta: float) -> list[Charge]:
+            return type(self)(**{**params, "epsilon": eps, "delta": delta}).privacy_events()
+
+        return calibrated
+
+    def _select(self, X: np.ndarray, y: np.ndarray, classes: Any) -> None:
         eps, delta = float(self.epsilon), float(self.delta)
         mean, shape = self._law()
         mu_out = default_output_mu(eps)  # what the run estimator (epsilon=eps, lam and sigma given) uses
@@ -123,9 +151,7 @@ class ObjPertCVEstimator(BaseEstimator):
         prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
         # a one-vs-rest run of K >= 3 classes is K fits on the same records: the run's event counts them
         count = len(classes) if classes is not None and len(classes) >= 3 else 1
-        cal = _calibrate(eps, delta, L=loss.lipschitz * R, beta=loss.smoothness * R * R,
-                         lams=tuple(float(v) for v in self.lams), mean=mean, shape=shape, mu_out=mu_out,
-                         score_share=float(self.score_share), count=count)
+        cal = self._selection_calibration(count)
         charge = cal.charge
         noise_sd = 1.0 / charge.score_mu
 
@@ -361,6 +387,10 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         self.classes_ = classes
         self._select(X, y, classes)
         return self
+
+    def _fits_per_run(self) -> int:
+        k = int(self._public_classes(None).shape[0])
+        return k if k >= 3 else 1
 
     def _public_classes(self, y: Any) -> np.ndarray:
         """The public classes (``classes``), checked before any label is read; ``y`` is not read."""

@@ -60,6 +60,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,9 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_finite_array, as_generator, charged_generator, scalar_positive, scalar_probability
+from ._validation import (as_finite_array, as_generator, charged_generator, check_int_at_least, scalar_positive,
+                          scalar_probability)
+from .accountant import Charge
 from .gaussian import gaussian_epsilon, gaussian_sigma
 from .events import GaussianEvent, Guarantee, GuaranteePart
 from .schema import PrivacyLeakWarning, Schema
@@ -337,6 +340,36 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         tags.non_deterministic = self.random_state is None
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+    def privacy_events(self, n_features: int) -> list[Charge]:
+        """The ledger entry a fit on ``n_features`` columns charges (one Gaussian mechanism), known before the data.
+
+        Parameters
+        ----------
+        n_features : int
+            The number of columns (public: the table's layout).
+        """
+        eps = scalar_positive(self.epsilon, "epsilon")
+        delta = scalar_probability(self.delta, "delta")
+        d = check_int_at_least(n_features, "n_features", 1)
+        sigma, _ = _scaler_calibration(eps, delta, d)
+        return [Charge(name="PrivateStandardScaler", event=GaussianEvent(mu=math.sqrt(1.0 + d) / sigma),
+                       delta=delta)]
+
+    def budget_part(self, n_features: int) -> Callable[[float, float], list[Charge]]:
+        """The scaler as a part for :func:`pdpkit.accountant.plan_budget` (:meth:`privacy_events` at (ε_i, δ_i)).
+
+        Parameters
+        ----------
+        n_features : int
+            The number of columns it will standardize.
+        """
+        params = self.get_params(deep=False)
+
+        def calibrated(eps: float, delta: float) -> list[Charge]:
+            return type(self)(**{**params, "epsilon": eps, "delta": delta}).privacy_events(n_features)
+
+        return calibrated
 
     def _bounds(self, d: int) -> tuple[np.ndarray, np.ndarray]:
         if self.bounds is None:

@@ -705,10 +705,10 @@ class PrivacyReport:
 
     @property
     def leverage_factor(self) -> np.ndarray | None:
-        r"""The public matrix :math:`W` with :math:`ar\mu(x) = \|W^	op x\|^2` from the released Hessian (read-only).
+        r"""The public matrix :math:`W` with :math:`\bar\mu(x) = \|W^\top x\|^2` from the released Hessian (read-only).
 
         ``sqrt(factor) L^{-T}`` for the Cholesky factor :math:`L` of the (regularized) noisy
-        Hessian, so that :meth:`leverage_bound` is :math:`\min(\|W^	op x\|^2, \|x\|^2/\lambda)`;
+        Hessian, so that :meth:`leverage_bound` is :math:`\min(\|W^\top x\|^2, \|x\|^2/\lambda)`;
         ``None`` for a data-independent report, or when the noisy Hessian is not positive definite.
         """
         return self._W

@@ -242,3 +242,52 @@ def test_a_private_selection_fits_an_accountant_of_its_own_budget(eps):
     acc = PrivacyAccountant(eps, 1e-6)
     cv = ObjPertClassifierCV(eps, 1e-6, classes=CLASSES, accountant=acc, random_state=0).fit(X, y)
     assert acc.spent().epsilon <= cv.privacy_spent().epsilon * (1 + 1e-9) <= eps * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------ the budget planner
+def _planner_data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 4)) / 2
+    return X, (X @ np.array([1.0, -1.0, 0.5, 0.0]) > 0).astype(int)
+
+
+def test_plan_meets_the_budget_tightly_and_the_planned_fits_fit_in_it():
+    from pdpkit.accountant import plan_budget
+
+    model = ObjPertClassifier(classes=CLASSES, report="adaptive", report_epsilon=0.5, report_delta=1e-6)
+    plan = plan_budget(2.0, 1e-5, {"model": model.budget_part(), "report": model.budget_part("report")},
+                       weights={"model": 2.0, "report": 1.0})
+    assert 2.0 * (1 - 2e-3) <= plan.total_epsilon <= 2.0
+    assert plan["model"].epsilon == pytest.approx(2.0 * plan["report"].epsilon, rel=1e-12)  # the weights
+    assert plan.basic_epsilon > 2.2  # composition is tighter than adding: the parts get more than 2 in all
+    # the plan is what the estimator then charges: an accountant of exactly the budget accepts the fit
+    X, y = _planner_data()
+    acc = PrivacyAccountant(2.0, 1e-5)
+    fitted = ObjPertClassifier(plan["model"].epsilon, plan["model"].delta, classes=CLASSES, report="adaptive",
+                               report_epsilon=plan["report"].epsilon, report_delta=plan["report"].delta,
+                               accountant=acc).fit(X, y)
+    assert acc.spent().epsilon == pytest.approx(plan.total_epsilon, rel=1e-9) and fitted.release_ is not None
+    # test the tester: one percent more for every part no longer fits
+    more = plan_budget(2.0 * 1.01, 1e-5, {"model": model.budget_part(), "report": model.budget_part("report")},
+                       weights={"model": 2.0, "report": 1.0})
+    assert compose([c for p in more.parts for c in p.charges], 1e-5)[0] > 2.0
+
+
+def test_plan_of_a_selection_a_scaler_and_two_models_and_its_refusals():
+    from pdpkit.accountant import plan_budget
+    from pdpkit.model_selection import ObjPertClassifierCV
+    from pdpkit.preprocessing import PrivateStandardScaler
+
+    parts = {"scaler": PrivateStandardScaler(bounds=(0.0, 1.0)).budget_part(4),
+             "selection": ObjPertClassifierCV(classes=[0, 1, 2], lams=(3.0, 30.0)).budget_part(),
+             "model": ObjPertClassifier(classes=[0, 1, 2]).budget_part()}
+    plan = plan_budget(3.0, 1e-5, parts, rtol=0.05)
+    assert plan.total_epsilon <= 3.0 and plan.accounting == "rdp"  # a selection composes in RDP
+    assert [c.kind for c in plan["selection"].charges] == ["selection"]
+    assert plan["model"].charges[0].count == 3  # three one-vs-rest fits
+    with pytest.raises(ValueError, match="at least one part"):
+        plan_budget(1.0, 1e-6, {})
+    with pytest.raises(TypeError, match="callables"):
+        plan_budget(1.0, 1e-6, {"x": 1.0})
+    with pytest.raises(ValueError, match="classes"):  # a classifier needs its public classes to plan
+        ObjPertClassifier().budget_part()(1.0, 1e-6)

@@ -56,6 +56,7 @@ from .estimators import (
     labels_known,
     prepare_rows,
     private_message,
+    schema_object,
 )
 from .losses import get_loss
 from .objpert import DEFAULT_GRAD_TOL, output_mu
@@ -210,10 +211,19 @@ class ObjPertCVEstimator(BaseEstimator):
         self.coef_ = np.array(est.coef_)
         self.intercept_ = float(est.intercept_) if np.ndim(est.intercept_) == 0 else np.array(est.intercept_)
 
+    # ------------------------------------------------------------ the schema
+    def _schema(self) -> Any:
+        return None if getattr(self, "schema", None) is None else schema_object(self.schema)
+
+    def _encode(self, X: Any) -> Any:
+        """With a schema: raw records to encoded rows (norm at most ``norm_bound``, a public map); else X."""
+        sch = self._schema()
+        return X if sch is None else np.asarray(sch.encode(X), dtype=float) * float(self.norm_bound)
+
     # ------------------------------------------------------------ prediction
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = validate_data(self, self._encode(X), reset=False)
         if self.row_norm == "clip":
             X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
         return X @ np.asarray(self.coef_).T + self.intercept_
@@ -326,7 +336,11 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         one-vs-rest model each); required: classes read from the data would reveal who is in it.
     unknown_label : {"raise", "ignore"}
         A record whose label is not one of ``classes``: refuse the data set (default) or leave
-        the record out (:data:`pdpkit.estimators.UNKNOWN_LABEL_POLICIES`).""" + _COMMON_DOC + r"""    classes_ : numpy.ndarray
+        the record out (:data:`pdpkit.estimators.UNKNOWN_LABEL_POLICIES`).
+    schema : pdpkit.schema.Schema, dict or str, optional
+        A public schema (or its JSON file): ``fit`` and ``predict`` then take raw records,
+        encoded by the schema into rows of norm at most ``norm_bound``; its categorical label's
+        domain is the classes.""" + _COMMON_DOC + r"""    classes_ : numpy.ndarray
         The public classes.
     """)
 
@@ -337,9 +351,11 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
                  select_mean: float | None = None, select_shape: float = 0.0, validation_fraction: float = 0.3,
                  score_share: float = 1.0, norm_bound: float = 1.0, row_norm: str = "raise",
                  fit_intercept: bool = True, random_state: Any = None, accountant: Any = None,
-                 grad_tol: float = DEFAULT_GRAD_TOL, classes: Any = None, unknown_label: str = "raise") -> None:
+                 grad_tol: float = DEFAULT_GRAD_TOL, classes: Any = None, unknown_label: str = "raise",
+                 schema: Any = None) -> None:
         self.classes = classes
         self.unknown_label = unknown_label
+        self.schema = schema
         self.epsilon = epsilon
         self.delta = delta
         self.lams = lams
@@ -377,13 +393,27 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         """
         classes = self._public_classes(y)  # before any label is read
         self._validate_params()
-        try:
-            X, y = validate_data(self, X, y, reset=True)
-        except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
-            raise type(exc)(private_message(str(exc))) from None
-        keep = labels_known(y, classes, self.unknown_label)
-        if keep is not None:
-            X, y = X[keep], y[keep]
+        sch = self._schema()
+        if sch is not None:  # raw records: the schema's public encoding, its label's classes
+            X = self._encode(X)
+            y_in = np.asarray(y, dtype=object)
+            known = np.isin(y_in.astype(str), np.asarray(sch.label_classes, dtype=object).astype(str))
+            if self.unknown_label == "ignore" and not known.all():
+                X, y_in = np.asarray(X)[known], y_in[known]
+            idx = np.asarray(sch.encode_label(y_in.astype(str)))  # refuses an unknown label ("raise")
+            try:
+                X, _ = validate_data(self, X, idx, reset=True)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(private_message(str(exc))) from None
+            y = classes[idx]
+        else:
+            try:
+                X, y = validate_data(self, X, y, reset=True)
+            except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
+                raise type(exc)(private_message(str(exc))) from None
+            keep = labels_known(y, classes, self.unknown_label)
+            if keep is not None:
+                X, y = X[keep], y[keep]
         self.classes_ = classes
         self._select(X, y, classes)
         return self
@@ -396,9 +426,17 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         """The public classes (``classes``), checked before any label is read; ``y`` is not read."""
         if self.unknown_label not in UNKNOWN_LABEL_POLICIES:
             raise ValueError(f"unknown_label must be one of {UNKNOWN_LABEL_POLICIES}; got {self.unknown_label!r}")
+        sch = self._schema()
+        if sch is not None:
+            if sch.label_classes is None:
+                raise ValueError("schema: its label column must be categorical (the classes) for a classifier")
+            schema_classes = np.asarray(sch.label_classes, dtype=object)
+            if self.classes is not None and [str(c) for c in check_classes(self.classes)] != list(schema_classes):
+                raise ValueError("classes must equal the schema's label categories (in their order), or be left None")
+            return schema_classes
         if self.classes is None:
-            raise ValueError("classes: give the public list of the classes (classes=['no', 'yes']); classes "
-                             "read from the data would reveal who is in it")
+            raise ValueError("classes: give the public list of the classes (classes=['no', 'yes']), or a schema "
+                             "whose label is categorical; classes read from the data would reveal who is in it")
         return check_classes(self.classes)
 
     def _count(self, est: ObjPertClassifier, X: np.ndarray, y: np.ndarray) -> float:

@@ -257,3 +257,24 @@ def test_three_classes_select_over_one_vs_rest_runs_charged_as_three_fits():
     from dataclasses import replace
 
     assert replace(sel, count=1).epsilon(1e-6) < 0.9 * g.epsilon
+
+
+def test_selection_through_a_public_schema_takes_raw_records_and_its_classes():
+    from pdpkit import datasets
+
+    frame = datasets.load_adult_frame("train").head(6000)
+    test = datasets.load_adult_frame("test").head(2000)
+    cv = ms.ObjPertClassifierCV(2.0, 1e-6, schema=datasets.adult_schema(), lams=(10.0, 100.0),
+                                random_state=0).fit(frame, frame["income"])
+    assert list(cv.classes_) == ["<=50K", ">50K"] and cv.n_features_in_ == datasets.adult_schema().n_encoded
+    assert set(cv.predict(test)) <= {"<=50K", ">50K"} and cv.score(test, test["income"]) > 0.75
+    assert cv.privacy_spent().epsilon <= 2.0
+    # a label outside the schema's domain is refused by default (the message names no value), left out on request
+    bad = frame.copy()
+    bad.loc[bad.index[3], "income"] = "unknown"
+    with pytest.raises(ValueError, match="not one of the schema's label classes"):
+        ms.ObjPertClassifierCV(2.0, 1e-6, schema=datasets.adult_schema(), lams=(10.0,)).fit(bad, bad["income"])
+    ms.ObjPertClassifierCV(2.0, 1e-6, schema=datasets.adult_schema(), lams=(10.0,), unknown_label="ignore",
+                           random_state=0).fit(bad, bad["income"])
+    with pytest.raises(ValueError, match="schema's label categories"):
+        ms.ObjPertClassifierCV(schema=datasets.adult_schema(), classes=["no", "yes"]).fit(frame, frame["income"])

@@ -29,6 +29,7 @@ publish). ``per_person_epsilon_nonprivate`` gives the curator each record's exac
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -56,6 +57,11 @@ from .ops import (
 )
 
 __all__ = ["OPSRegressor", "AdaOPSRegressor", "OPSEstimator"]
+
+#: Calibrations depend on public parameters only: cached (seeds, splits and grid searches repeat them).
+_gamma_for_dp = functools.lru_cache(maxsize=256)(ops_gamma_for_dp)
+_lam_floor = functools.lru_cache(maxsize=256)(ops_lam_floor)
+_tight_budget = functools.lru_cache(maxsize=256)(adaops_tight_budget)
 
 _LABEL_BEYOND = ("y has a label outside label_bounds; the guarantee needs every label inside its public bounds: "
                  "widen label_bounds from public knowledge, or pass row_norm='clip' (labels are then clipped)")
@@ -305,9 +311,8 @@ class OPSRegressor(OPSEstimator):
             lam = float(check_positive(self.lam, "lam"))
         else:
             lam = max(R * R * p * math.sqrt(n_public) / 4.0,
-                      2.0 * ops_lam_floor(float(self.epsilon), float(self.delta), x_bound=R))
-        gamma = ops_gamma_for_dp(float(self.epsilon), float(self.delta), n=n_public + 1, lam=lam, x_bound=R,
-                                 y_bound=1.0)
+                      2.0 * _lam_floor(float(self.epsilon), float(self.delta), x_bound=R))
+        gamma = _gamma_for_dp(float(self.epsilon), float(self.delta), n=n_public + 1, lam=lam, x_bound=R, y_bound=1.0)
         return OPSEvent(n=n_public + 1, lam=lam, gamma=gamma, x_bound=R, y_bound=1.0)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OPSRegressor:
@@ -401,12 +406,12 @@ class AdaOPSRegressor(OPSEstimator):
         rows, t = self._prepare(X, y)
         R = self._fit_norm_bound()
         eps, delta = float(self.epsilon), float(self.delta)
-        budget = adaops_tight_budget(eps, delta)
+        budget = _tight_budget(eps, delta)
         event = adaops_event(eps, delta, budget=budget)
         n_public = self._n_public(rows.shape[0])
         p = rows.shape[1]
         if self.kappa is None:  # half the largest feasible kappa, at most 1 (data-independent)
-            kappa = min(1.0, 0.5 * n_public / (p * ops_lam_floor(budget.eps_ops, budget.delta_ops)))
+            kappa = min(1.0, 0.5 * n_public / (p * _lam_floor(budget.eps_ops, budget.delta_ops)))
         else:
             kappa = float(self.kappa)
         # kappa's feasibility is data-independent: checked before the charge (adaops_fit checks it

@@ -281,7 +281,7 @@ def test_plan_of_a_selection_a_scaler_and_two_models_and_its_refusals():
     parts = {"scaler": PrivateStandardScaler(bounds=(0.0, 1.0)).budget_part(4),
              "selection": ObjPertClassifierCV(classes=[0, 1, 2], lams=(3.0, 30.0)).budget_part(),
              "model": ObjPertClassifier(classes=[0, 1, 2]).budget_part()}
-    plan = plan_budget(3.0, 1e-5, parts, rtol=0.05)
+    plan = plan_budget(3.0, 1e-5, parts, rtol=0.25)  # coarse: each step calibrates a selection (~0.5 s)
     assert plan.total_epsilon <= 3.0 and plan.accounting == "rdp"  # a selection composes in RDP
     assert [c.kind for c in plan["selection"].charges] == ["selection"]
     assert plan["model"].charges[0].count == 3  # three one-vs-rest fits

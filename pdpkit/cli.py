@@ -1497,9 +1497,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     else:
         ys = y
     rows = _release_rows(release, X, args.row_norm or release.row_norm, args.targets)
-    report = release.privacy_report
+    # one model: its report's bound; one-vs-rest (K models, independent noise): the sum of the K reports'
+    # bounds, each holding with probability 1 - rho/K, so the sum with probability 1 - rho (union bound)
+    reports = release.privacy_reports
     with _rows_of(args.targets):
-        bounds = np.asarray(report.epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
+        if len(reports) == 1:
+            bounds = np.asarray(reports[0].epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
+        else:
+            bounds = sum(np.asarray(rep.epsilon_bound(rows, np.where(y == classes[k], 1.0, -1.0),
+                                                      uniform=args.uniform), dtype=float)
+                         for k, rep in enumerate(reports))
+    rho = min(sum(rep.rho for rep in reports), 1.0)
     text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
     outputs = [("--out", args.out, lambda fh: fh.write(text.encode("utf-8")))]
     if args.plot:
@@ -1512,7 +1520,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     _write_outputs(outputs)  # the CSV and the plot appear together, or neither
     print(f"wrote {args.out}: {bounds.size} bounds, median at most {fmt_up(float(np.median(bounds)))}, "
           f"max at most {fmt_up(float(np.max(bounds)))} "
-          f"(each holds with probability >= {1 - report.rho:g})")
+          f"(each holds with probability >= {1 - rho:g})")
     return 0
 
 

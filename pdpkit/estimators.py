@@ -558,8 +558,7 @@ class ObjPertEstimator(BaseEstimator):
         """
         check_is_fitted(self)
         if self.report_ is None and self.release_.privacy_reports:
-            raise ValueError("a one-vs-rest model has one report per class (release_.privacy_reports); a person's "
-                             "bound is the sum of the K reports' bounds, each at rho / K")
+            return self._one_vs_rest_report(X, y, uniform)
         if self.report_ is None:
             raise ValueError("this estimator was fitted with report=None: set report='data-independent', "
                              "'data-dependent' or 'adaptive' and refit")
@@ -574,6 +573,37 @@ class ObjPertEstimator(BaseEstimator):
                                        and schema_object(self.schema).label_bounds is not None) else None
         return self.report_.bounds(rows, ys, uniform=uniform, label_bounds=label_bounds,
                                    guarantee=self.release_.guarantee, index=index)
+
+
+    def _one_vs_rest_report(self, X: Any, y: Any, uniform: bool):
+        r"""A one-vs-rest model's bound: the sum of its K reports' bounds, each holding with probability 1 − ρ/K.
+
+        The K models are released with independent noise, so a person's ex-post privacy loss
+        for the K models together is the sum of the K losses; by the union bound the sum of
+        the K bounds holds with probability at least 1 − ρ.
+        """
+        from .report import PersonalBounds
+
+        reps = self.release_.privacy_reports
+        index = getattr(X, "index", None)
+        X = self._encode(X)
+        if y is None:
+            X = validate_data(self, X, reset=False)
+        else:
+            X, y = self._validate(X, y, reset=False)
+            y = np.asarray(y)
+            if not np.isin(y, self.classes_).all():
+                raise ValueError(_unknown_label_message(self.classes_))
+        rows = self._rows(X, defer=True)
+        total, last = None, None
+        for k, rep in enumerate(reps):
+            y_k = None if y is None else np.where(y == self.classes_[k], 1.0, -1.0)
+            last = rep.bounds(rows, y_k, uniform=uniform, guarantee=self.release_.guarantee, index=index)
+            total = np.asarray(last) if total is None else total + np.asarray(last)
+        return PersonalBounds(epsilon=total, label_known=np.full(total.shape, y is not None),
+                              rho=min(sum(r.rho for r in reps), 1.0 - 1e-12), method=reps[0].method, uniform=uniform,
+                              total_epsilon=last.total_epsilon, total_delta=last.total_delta,
+                              report_epsilon=last.report_epsilon, report_delta=last.report_delta, index=index)
 
 
 class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
@@ -603,7 +633,12 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     fit_intercept : bool
         Fit an intercept (as a constant column of value ``norm_bound``).
     report : {None, "data-independent", "data-dependent", "adaptive"}
-        Attach a privacy report (:func:`pdpkit.report.privacy_report`) with this method.
+        Attach a privacy report (:func:`pdpkit.report.privacy_report`) with this method. With
+        K >= 3 classes, one report per one-vs-rest model, each at ``rho``/K with its noise
+        scales times √K (the K reports together cost ``report_epsilon``, ``report_delta``); a
+        person's bound (:meth:`ObjPertEstimator.privacy_report`) is the sum of the K bounds, which holds with
+        probability at least 1 − ``rho`` for the K models together (their noises are independent,
+        so their ex-post losses add up).
     report_epsilon, report_delta : float, optional
         Budget of the report's noisy releases (not needed for ``"data-independent"``).
     rho : float
@@ -756,9 +791,6 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
         """K one-vs-rest fits, composed: every record is in all K problems."""
         self._validate_params()
-        if self.report not in (None, "data-independent"):
-            raise ValueError(f"report={self.report!r} with {classes.shape[0]} classes is not supported: a "
-                             "one-vs-rest model's report is 'data-independent' (or fit one model per class)")
         if (self.lam is None) != (self.sigma is None):
             raise ValueError("with three or more classes give both lam and sigma, or neither (calibrated)")
         loss = self._loss()
@@ -772,8 +804,11 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             lam, sigma = float(self.lam), float(self.sigma)
         grad_tol = float(self.grad_tol)
         sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=default_output_mu(float(self.epsilon)))
+        # K reports are K Gaussian mechanisms on the same records: each with its noise scales times
+        # sqrt(K), their composition is the one report calibrated for (report_epsilon, report_delta)
+        scales = {k: (None if v is None else float(v) * math.sqrt(K)) for k, v in self._report_scales(loss).items()}
         fits, reports = [], []
-        with self._charging(self._own_charges(loss, lam, sigma, K, {})) as (acc, rng):
+        with self._charging(self._own_charges(loss, lam, sigma, K, scales)) as (acc, rng):
             for k, g in enumerate(rng.spawn(K)):
                 y_k = np.where(y == classes[k], 1.0, -1.0)
                 fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
@@ -782,10 +817,11 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                     from . import report as _report
 
                     reports.append(_report.privacy_report(fit, rows, y_k, method=self.report,
-                                                          rho=float(self.rho) / K, rng=g))
+                                                          rho=float(self.rho) / K, rng=g, **scales))
                 fits.append(fit)
         release = multiclass_release(fits, classes=list(classes), delta=float(self.delta),
                                      reports=reports or None, norm_bound=float(self.norm_bound),
+                                     report_delta=float(self.report_delta) if scales else None,
                                      fit_intercept=bool(self.fit_intercept), feature_names=self._release_names(),
                                      row_norm=self.row_norm, schema=self._release_schema(), accountant=acc,
                                      seeded=self._seeded())

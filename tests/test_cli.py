@@ -194,3 +194,30 @@ def test_without_seed_the_final_line_says_nothing_of_a_seed(tmp_path, data_csv, 
     assert cli.main(["fit", str(path), "--label", "label", "--classes", "no,yes", "--epsilon", "1", "--delta", "1e-5",
                      "--out", str(tmp_path / "r.json")]) == 0
     assert "--seed" not in capsys.readouterr().out
+
+
+def test_three_classes_fit_with_an_adaptive_report_and_the_report_command_sums_the_k_bounds(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (1500, 3)) / 2
+    y = np.array(["lo", "mid", "hi"])[np.digitize(X @ np.array([1.0, -1.0, 0.5]), [-0.2, 0.2])]
+    path = tmp_path / "train.csv"
+    _write(path, ["a", "b", "c", "label"], [[*map(repr, row), lab] for row, lab in zip(X.tolist(), y)])
+    out, rep = tmp_path / "release.json", tmp_path / "report.csv"
+    assert cli.main(["fit", str(path), "--label", "label", "--classes", "lo,mid,hi", "--epsilon", "1",
+                     "--delta", "1e-6", "--report", "adaptive", "--report-epsilon", "0.5", "--report-delta",
+                     "1e-6", "--seed", "0", "--out", str(out)]) == 0
+    release = Release.from_json(out.read_text())
+    assert release.n_models == 3 and len(release.privacy_reports) == 3
+    assert [p.name for p in release.guarantee.parts] == ["model", "report"]
+    assert cli.main(["report", str(out), str(path), "--label", "label", "--out", str(rep)]) == 0
+    with open(rep, newline="") as fh:
+        got = np.array([float(r["epsilon_bound"]) for r in csv.DictReader(fh)])
+    from pdpkit.estimators import prepare_rows
+
+    rows = prepare_rows(X, norm_bound=release.norm_bound, fit_intercept=True)  # as fitted: intercept column
+    want = sum(np.asarray(r.epsilon_bound(rows, np.where(y == c, 1.0, -1.0)))
+               for r, c in zip(release.privacy_reports, release.classes))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # test the tester: one model's bound alone is smaller than the sum the command wrote
+    assert np.all(np.asarray(release.privacy_reports[0].epsilon_bound(rows, np.where(y == "lo", 1.0, -1.0)))
+                  < got)

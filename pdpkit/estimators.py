@@ -409,7 +409,7 @@ class ObjPertEstimator(BaseEstimator):
             lam, sigma = ((float(self.lam), float(self.sigma)) if self.lam is not None else
                           _calibration_ovr(float(self.epsilon), float(self.delta), loss.lipschitz * R,
                                            loss.smoothness * R * R, count))
-            scales = {}
+            scales = self._report_scales(loss, count=count)
         return self._own_charges(loss, lam, sigma, count, scales)
 
     def budget_part(self, part: str = "model") -> Callable[[float, float], list[Charge]]:
@@ -435,13 +435,17 @@ class ObjPertEstimator(BaseEstimator):
 
         return calibrated
 
-    def _report_scales(self, loss: GLMLoss) -> dict[str, Any]:
+    def _report_scales(self, loss: GLMLoss, count: int = 1) -> dict[str, Any]:
+        """The report's noise scales; for ``count`` reports (one per one-vs-rest model) each scale times
+        sqrt(count): K Gaussian mechanisms on the same records then compose to the one report calibrated
+        for (report_epsilon, report_delta)."""
         if self.report is None or self.report == "data-independent":
             return {}
         from . import report as _report
 
-        return _report.calibrate_report(float(self.report_epsilon), float(self.report_delta), method=self.report,
-                                        loss=loss.name, norm_bound=self._fit_norm_bound())
+        scales = _report.calibrate_report(float(self.report_epsilon), float(self.report_delta), method=self.report,
+                                          loss=loss.name, norm_bound=self._fit_norm_bound())
+        return {k: (None if v is None else float(v) * math.sqrt(count)) for k, v in scales.items()}
 
     def _release_names(self) -> list[str] | None:
         if getattr(self, "schema", None) is not None:
@@ -804,9 +808,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             lam, sigma = float(self.lam), float(self.sigma)
         grad_tol = float(self.grad_tol)
         sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=default_output_mu(float(self.epsilon)))
-        # K reports are K Gaussian mechanisms on the same records: each with its noise scales times
-        # sqrt(K), their composition is the one report calibrated for (report_epsilon, report_delta)
-        scales = {k: (None if v is None else float(v) * math.sqrt(K)) for k, v in self._report_scales(loss).items()}
+        scales = self._report_scales(loss, count=K)
         fits, reports = [], []
         with self._charging(self._own_charges(loss, lam, sigma, K, scales)) as (acc, rng):
             for k, g in enumerate(rng.spawn(K)):

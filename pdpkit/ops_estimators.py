@@ -223,12 +223,16 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
                                           member=np.ones(rows.shape[0], dtype=bool)), dtype=float)
 
     def _prepare_again(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        saved = {k: getattr(self, k) for k in ("n_features_in_", "feature_names_in_") if hasattr(self, k)}
+        keys = ("n_features_in_", "feature_names_in_")
+        saved = {k: getattr(self, k) for k in keys if hasattr(self, k)}
         try:
             return self._prepare(X, y)
-        finally:
-            for k, v in saved.items():
-                setattr(self, k, v)
+        finally:  # the fitted attributes as they were (none added, none changed)
+            for k in keys:
+                if k in saved:
+                    setattr(self, k, saved[k])
+                elif hasattr(self, k):
+                    delattr(self, k)
 
 
 

@@ -291,3 +291,18 @@ def test_plan_of_a_selection_a_scaler_and_two_models_and_its_refusals():
         plan_budget(1.0, 1e-6, {"x": 1.0})
     with pytest.raises(ValueError, match="classes"):  # a classifier needs its public classes to plan
         ObjPertClassifier().budget_part()(1.0, 1e-6)
+
+
+def test_what_an_estimator_plans_is_what_its_fit_charges_also_one_vs_rest_with_a_report():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (1200, 3)) / 2
+    y = np.digitize(X @ np.array([1.0, -1.0, 0.5]), [-0.2, 0.2])
+    for classes, labels in (([0, 1], (y > 0).astype(int)), ([0, 1, 2], y)):
+        est = ObjPertClassifier(1.0, 1e-6, classes=classes, report="adaptive", report_epsilon=0.5,
+                                report_delta=1e-6, random_state=0)
+        planned = est.privacy_events()
+        acc = PrivacyAccountant(10.0, 1e-5)
+        est.set_params(accountant=acc).fit(X, labels)
+        assert [c.to_dict() for c in acc.ledger] == [c.to_dict() for c in planned]
+        assert [c.kind for c in planned] == ["objpert", "gaussian"]
+        assert planned[1].count == (1 if len(classes) == 2 else 3)  # a report per one-vs-rest model

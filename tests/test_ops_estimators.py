@@ -256,6 +256,10 @@ def test_per_person_pdp_is_below_the_guarantee_and_fit_data_is_needed():
         e = est.per_person_epsilon_nonprivate(X, y)
         assert e.shape == (300,) and np.all(e >= 0) and np.all(e <= 1.0)
         assert est.n_features_in_ == 3
+        import pandas as pd
+
+        est.per_person_epsilon_nonprivate(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+        assert not hasattr(est, "feature_names_in_")  # the analysis leaves the fitted attributes as they were
 
 
 def test_predictions_on_the_label_scale_beat_the_constant_on_easy_data():

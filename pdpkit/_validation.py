@@ -7,6 +7,7 @@ offending parameter and the allowed range, so that a user who passes, say,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,10 @@ def as_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.nda
     never read as the number 1), ``ValueError`` if it has NaN/inf entries or (when
     ``ndim`` is given) the wrong number of axes.
     """
+    if type(value) is float and not ndim:  # the common case, checked without numpy's overhead
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+        return np.array(value)
     try:
         raw = np.asarray(value)
         text = raw.dtype.kind in "US" or (raw.dtype.kind == "O" and any(
@@ -85,6 +90,8 @@ def check_estimator_budget(params: Any, names: tuple[str, ...]) -> float:
 
 def check_positive(value: Any, name: str) -> np.ndarray:
     """Finite and strictly positive (elementwise); returned as a float array."""
+    if type(value) is float and 0.0 < value < math.inf:
+        return np.array(value)
     arr = as_finite_array(value, name)
     if np.any(arr <= 0):
         raise ValueError(f"{name} must be > 0; got {value!r}")
@@ -101,6 +108,8 @@ def check_nonnegative(value: Any, name: str) -> np.ndarray:
 
 def check_probability(value: Any, name: str) -> np.ndarray:
     """Strictly inside (0, 1) (elementwise), e.g. δ or a failure probability ρ."""
+    if type(value) is float and 0.0 < value < 1.0:
+        return np.array(value)
     arr = as_finite_array(value, name)
     if np.any((arr <= 0) | (arr >= 1)):
         raise ValueError(f"{name} must lie in the open interval (0, 1); got {value!r}")

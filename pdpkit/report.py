@@ -1480,9 +1480,19 @@ def calibrate_report(eps: float, delta: float, *, method: str, loss: str | GLMLo
         raise ValueError("method='adaptive' must release lambda_min: weights['lambda_min'] must be > 0")
     total = sum(w.values())
     w = {c: v / total for c, v in w.items()}
-    sens = {"gradient": L, "hessian": beta / _SQRT2, "lambda_min": beta}
     if "gradient" in w and not math.isfinite(L):
         raise ValueError(f"loss {loss.name!r} has an unbounded gradient: releasing it is not DP (weights['gradient'] = 0)")
+    # a function of public numbers only: computed once per process for each budget and set-up
+    return dict(_calibrated_scales(eps, delta, accounting, L, beta, tuple(w.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated_scales(eps: float, delta: float, accounting: str, L: float, beta: float,
+                       weights: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float | None], ...]:
+    """The scales of :func:`calibrate_report` for normalized weights (checked by the caller)."""
+    w = dict(weights)
+    out: dict[str, float | None] = {_SIGMA_NAME[c]: None for c in _COMPONENTS}
+    sens = {"gradient": L, "hessian": beta / _SQRT2, "lambda_min": beta}
     if accounting == "gaussian":
         s_unit = float(_gaussian.gaussian_sigma(eps, delta=delta, sensitivity=1.0))  # sigma for mu = 1/s_unit
         for c, wc in w.items():
@@ -1505,7 +1515,7 @@ def calibrate_report(eps: float, delta: float, *, method: str, loss: str | GLMLo
         raise ArithmeticError("could not round the noise scales to the safe side")
     for c, v in sig.items():
         out[_SIGMA_NAME[c]] = v
-    return out
+    return tuple(out.items())
 
 
 # ======================================================================= coverage

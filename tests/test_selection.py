@@ -353,6 +353,7 @@ def test_audit_of_a_small_selection_through_repeat_and_select():
     from pdpkit.gaussian import gaussian_delta
 
     mean = 20.0
+    drawn = {}  # both audits start from the same seed: the second replays the first's draws
 
     def sampler(shift):
         def run(j, g):
@@ -360,9 +361,15 @@ def test_audit_of_a_small_selection_through_repeat_and_select():
             return (j, s), s
 
         def sample(m, rng):
+            key = (shift, m, repr(rng.bit_generator.state))
+            if key in drawn:  # the same generator state: the same draws, and the state they leave
+                rng.bit_generator.state = drawn[key][1]
+                return drawn[key][0].copy()
             out = [sel.repeat_and_select(run, n_candidates=2, mean=mean, shape=math.inf, rng=rng,
                                          default=(1, math.inf)) for _ in range(m)]
-            return np.array([-s if j == 0 else -np.inf for j, s in out])  # the event: stat > -1.5
+            stat = np.array([-s if j == 0 else -np.inf for j, s in out])  # the event: stat > -1.5
+            drawn[key] = (stat, rng.bit_generator.state)
+            return stat.copy()
         return sample
 
     orders = ev.SELECTION_ORDERS[1:]

@@ -513,7 +513,13 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
     ----------""" + _COMMON_DOC.replace("    epsilon, delta : float", """    label_bounds : tuple of float
         Public bounds (a, b) of the labels, for the score only (the model's guarantee does not
         depend on the labels).
-    epsilon, delta : float""", 1) + "\n")
+    epsilon, delta : float""", 1) + r"""    schema : pdpkit.schema.Schema, dict or str, optional
+        A public schema (or its JSON file) whose label is numeric with public bounds: ``fit``
+        and ``predict`` then take raw records, encoded by the schema into rows of norm at most
+        ``norm_bound``; the labels are mapped onto [-1, 1] by the label's bounds (which the
+        score then uses: ``label_bounds`` must be left at its default or equal them), and
+        predictions are mapped back to the label's scale.
+""")
 
     _estimator_class = ObjPertRegressor
     _loss_name = "huber"
@@ -523,7 +529,8 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
                  select_shape: float = 0.0, validation_fraction: float = 0.3, score_share: float = 1.0,
                  norm_bound: float = 1.0, row_norm: str = "raise", fit_intercept: bool = True,
                  random_state: Any = None, accountant: Any = None,
-                 grad_tol: float = DEFAULT_GRAD_TOL) -> None:
+                 grad_tol: float = DEFAULT_GRAD_TOL, schema: Any = None) -> None:
+        self.schema = schema
         self.epsilon = epsilon
         self.delta = delta
         self.lams = lams
@@ -545,13 +552,22 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         return tags
 
     def _bounds(self) -> tuple[float, float]:
+        """The score's label bounds, on the scale the model is fitted on ([-1, 1] through a schema)."""
         b = self.label_bounds
         if isinstance(b, (str, bytes)) or np.ndim(b) != 1 or len(b) != 2:
             raise TypeError(f"label_bounds must be a pair (low, high); got {b!r}")
         lo, hi = (float(v) for v in b)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(f"label_bounds must be finite with low < high; got {b!r}")
-        return lo, hi
+        sch = self._schema()
+        if sch is None:
+            return lo, hi
+        if sch.label_bounds is None:
+            raise ValueError("schema: its label column must be numeric with public bounds (low, high) for a "
+                             "regressor")
+        if (lo, hi) not in ((-1.0, 1.0), tuple(float(v) for v in sch.label_bounds)):
+            raise ValueError("label_bounds must be left at its default or equal the schema's label bounds")
+        return -1.0, 1.0  # the schema maps the label's bounds onto [-1, 1]
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertRegressorCV:
         """Choose λ privately and fit the chosen model on ``X`` (rows within ``norm_bound``) and real ``y``.
@@ -559,9 +575,10 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         Parameters
         ----------
         X : array_like, shape (n, d)
-            Feature rows.
+            Feature rows, or raw records with a schema.
         y : array_like, shape (n,)
-            Real labels (the score clips them to ``label_bounds``).
+            Real labels (the score clips them to ``label_bounds``; through a schema, mapped
+            onto [-1, 1] by its label's bounds).
 
         Returns
         -------
@@ -570,6 +587,9 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         """
         self._validate_params()
         self._bounds()
+        sch = self._schema()
+        if sch is not None:  # raw records and labels: the schema's public maps
+            X, y = self._encode(X), np.asarray(sch.encode_label(y), dtype=float)
         try:
             X, y = validate_data(self, X, y, reset=True, y_numeric=True)
         except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
@@ -586,16 +606,18 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         return -float(np.sum(np.minimum(1.0, err * err)))
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The chosen model's linear prediction.
+        """The chosen model's linear prediction (through a schema, on the label's own scale).
 
         Parameters
         ----------
         X : array_like, shape (m, d)
-            Feature rows.
+            Feature rows, or raw records with a schema.
 
         Returns
         -------
         numpy.ndarray
             The predictions.
         """
-        return self._linear(X)
+        t = self._linear(X)
+        sch = self._schema()
+        return t if sch is None else np.asarray(sch.decode_label(t), dtype=float)

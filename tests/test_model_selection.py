@@ -278,3 +278,37 @@ def test_selection_through_a_public_schema_takes_raw_records_and_its_classes():
                            random_state=0).fit(bad, bad["income"])
     with pytest.raises(ValueError, match="schema's label categories"):
         ms.ObjPertClassifierCV(schema=datasets.adult_schema(), classes=["no", "yes"]).fit(frame, frame["income"])
+
+
+def test_regression_selection_through_a_public_schema_is_the_encoded_selection_on_the_labels_scale():
+    import pandas as pd
+
+    from pdpkit.schema import Column, Schema
+
+    sch = Schema([Column("age", low=20.0, high=70.0), Column("sector", kind="categorical", categories=("a", "b")),
+                  Column("hours", role="label", low=0.0, high=100.0)])
+    rng = np.random.default_rng(8)
+    n = 3000
+    age = rng.uniform(20, 70, n)
+    sector = rng.choice(["a", "b"], n)
+    hours = np.clip(20 + 0.6 * age + 10 * (sector == "b") + rng.normal(0, 5, n), 0, 100)
+    frame = pd.DataFrame({"age": age, "sector": sector, "hours": hours})
+    kw = dict(epsilon=2.0, delta=1e-6, lams=(3.0, 30.0), random_state=4)
+    cv = ms.ObjPertRegressorCV(schema=sch, **kw).fit(frame, frame["hours"])
+    # the same selection on the schema's encoded rows and [-1, 1] labels, mapped back by hand
+    rows = sch.encode(frame) * 1.0
+    t = (2.0 * frame["hours"].to_numpy() - 100.0) / 100.0
+    plain = ms.ObjPertRegressorCV(**kw).fit(rows, t)
+    np.testing.assert_allclose(cv.coef_, plain.coef_, rtol=1e-9, atol=1e-12)  # the same selection
+    np.testing.assert_allclose(cv.predict(frame.head(50)), (plain.predict(rows[:50]) + 1.0) * 50.0, rtol=1e-12)
+    # test the tester: predictions left on the encoded scale would be far from the labels
+    assert np.mean(np.abs(cv.predict(frame) - hours)) < 0.5 * np.mean(np.abs(plain.predict(rows) - hours))
+    assert cv.score(frame, frame["hours"]) > 0.0 and cv.privacy_spent().epsilon <= 2.0
+    # the score's bounds are the schema's: other bounds, or a categorical label, are refused
+    with pytest.raises(ValueError, match="label_bounds"):
+        ms.ObjPertRegressorCV(schema=sch, label_bounds=(0.0, 50.0), **kw).fit(frame, frame["hours"])
+    ms.ObjPertRegressorCV(schema=sch, label_bounds=(0.0, 100.0), **kw).fit(frame, frame["hours"])
+    cat = Schema([Column("age", low=20.0, high=70.0),
+                  Column("hours", role="label", kind="categorical", categories=("low", "high"))])
+    with pytest.raises(ValueError, match="numeric"):
+        ms.ObjPertRegressorCV(schema=cat, **kw).fit(frame[["age"]], np.where(hours > 50, "high", "low"))

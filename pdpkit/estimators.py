@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, check_X_y, validate_data
 
 from ._validation import (as_generator, charged_generator, check_estimator_budget, check_positive, check_probability,
                           clip_factors, row_norms)
@@ -59,6 +59,8 @@ __all__ = [
     "EXPECTED_FAILED_CHECKS",
     "prepare_rows",
     "schema_object",
+    "record_raw_input",
+    "encoded_rows",
     "UNKNOWN_LABEL_POLICIES",
     "NonPrivateSelectionWarning",
     "SELECTION_NOTE",
@@ -220,6 +222,45 @@ def schema_object(schema: Any) -> Any:
     return sch
 
 
+def record_raw_input(estimator: BaseEstimator, X: Any) -> None:
+    """Set ``n_features_in_`` and ``feature_names_in_`` from the raw records a schema encoded, as scikit-learn defines them.
+
+    With a schema the model sees encoded rows, but the estimator's input is the raw table:
+    ``n_features_in_`` is its number of columns and ``feature_names_in_`` their names (only
+    when all are strings, as for a pandas DataFrame; otherwise the attribute is absent).
+    Column names are public (the schema names them); nothing about the rows is recorded.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The estimator being fitted.
+    X : DataFrame or array_like, shape (n, d)
+        The raw records ``fit`` was given.
+    """
+    columns = getattr(X, "columns", None)
+    names = [c for c in columns] if columns is not None else None
+    estimator.n_features_in_ = int(np.shape(X)[1])
+    if names and all(isinstance(c, str) for c in names):
+        estimator.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+
+
+def encoded_rows(schema: Any, X: Any, norm_bound: float) -> np.ndarray:
+    """Raw records encoded by a public schema into rows of norm at most ``norm_bound``, checked finite and 2-D.
+
+    Parameters
+    ----------
+    schema : pdpkit.schema.Schema
+        The public schema (its encoding checks the columns by name).
+    X : DataFrame or array_like
+        Raw records.
+    norm_bound : float
+        The rows' public norm bound.
+    """
+    return check_array(np.asarray(schema.encode(X), dtype=float) * float(norm_bound))
+
+
 class ObjPertEstimator(BaseEstimator):
     """What the two estimators share: calibration, the fit, the release, the report and the guarantee.
 
@@ -294,6 +335,13 @@ class ObjPertEstimator(BaseEstimator):
         sch = schema_object(self.schema)
         return np.asarray(sch.encode(X), dtype=float) * float(self.norm_bound)
 
+    def _encoded_or_validated(self, X: Any) -> Any:
+        """Rows to predict on: a schema's encoding of raw records (its width is the schema's), or X checked
+        against the fitted input as scikit-learn checks it."""
+        if getattr(self, "schema", None) is None:
+            return validate_data(self, X, reset=False)
+        return encoded_rows(schema_object(self.schema), X, self.norm_bound)
+
     def _own_charges(self, loss: GLMLoss, lam: float, sigma: float, count: int, scales: dict[str, Any]) -> list:
         """The ledger entries of this fit (and its report), known before any noise is drawn."""
         R = self._fit_norm_bound()
@@ -340,9 +388,15 @@ class ObjPertEstimator(BaseEstimator):
                         defer=defer)
 
     def _validate(self, X: Any, y: Any, *, reset: bool, y_numeric: bool = False) -> tuple[Any, Any]:
-        """validate_data, or for a Dask array the same checks without loading it (shape and features)."""
+        """validate_data, or for a Dask array the same checks without loading it (shape and features).
+
+        With a schema, after ``fit`` the input is the raw table (``n_features_in_`` counts its
+        columns): rows the schema encoded are checked as arrays, their width being the schema's.
+        """
         if not _is_dask(X):
             try:
+                if not reset and getattr(self, "schema", None) is not None:
+                    return check_X_y(X, y, y_numeric=y_numeric)
                 return validate_data(self, X, y, reset=reset, y_numeric=y_numeric)
             except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
                 raise type(exc)(private_message(str(exc))) from None
@@ -488,9 +542,14 @@ class ObjPertEstimator(BaseEstimator):
             est.classes_ = np.asarray(release.classes)
         else:
             est = ObjPertRegressor(loss=release.loss, **kw)
-        est.n_features_in_ = int(release.coef.shape[-1])
-        if release.schema is None and release.feature_names is not None:
-            est.feature_names_in_ = np.asarray(release.feature_names, dtype=object)
+        if release.schema is None:
+            est.n_features_in_ = int(release.coef.shape[-1])
+            if release.feature_names is not None:
+                est.feature_names_in_ = np.asarray(release.feature_names, dtype=object)
+        else:  # the raw table's columns the schema reads: its features (the label is passed as y)
+            names = [c.name for c in release.schema_object.columns if c.role == "feature"]
+            est.n_features_in_ = len(names)
+            est.feature_names_in_ = np.asarray(names, dtype=object)
         est._set_fitted(release, release.lam, release.sigma)
         return est
 
@@ -505,7 +564,7 @@ class ObjPertEstimator(BaseEstimator):
     # ------------------------------------------------------------ prediction
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, self._encode(X), reset=False)
+        X = self._encoded_or_validated(X)
         # the model is "clip, then linear" (the map it was fitted through), or defined on the ball
         # only (row_norm="raise": a row beyond it is refused, as Release.predict refuses it)
         X = prepare_rows(X, norm_bound=self.norm_bound, row_norm=self.row_norm)
@@ -568,7 +627,7 @@ class ObjPertEstimator(BaseEstimator):
                              "'data-dependent' or 'adaptive' and refit")
         index = getattr(X, "index", None)
         if y is None:
-            X = validate_data(self, self._encode(X), reset=False)  # no label to check (a Dask X: pass y)
+            X = self._encoded_or_validated(X)  # no label to check (a Dask X: pass y)
             rows, ys = self._rows(X, defer=True), None
         else:
             rows, ys = self._report_targets(X, y)
@@ -590,10 +649,10 @@ class ObjPertEstimator(BaseEstimator):
 
         reps = self.release_.privacy_reports
         index = getattr(X, "index", None)
-        X = self._encode(X)
         if y is None:
-            X = validate_data(self, X, reset=False)
+            X = self._encoded_or_validated(X)
         else:
+            X = self._encode(X)
             X, y = self._validate(X, y, reset=False)
             y = np.asarray(y)
             if not np.isin(y, self.classes_).all():
@@ -740,6 +799,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         sch = None if self.schema is None else schema_object(self.schema)
         classes = self._public_classes(sch, y)  # before any label is read
         self._validate_params()
+        raw = X
         if sch is not None and sch.label_classes is not None:  # the classes are the schema's public domain
             X = self._encode(X)
             keep = None
@@ -758,6 +818,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             keep = labels_known(y, classes, self.unknown_label)
             if keep is not None:
                 X, y = X[keep], y[keep]
+        if sch is not None:
+            record_raw_input(self, raw)
         self.classes_ = classes
         if classes.shape[0] == 2:
             # every label was just checked to be one of the classes: no pass to check it again
@@ -1004,8 +1066,10 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
                 raise ValueError("schema: its label column must be numeric with public bounds for a regressor")
             if sch.label_bounds is not None:
                 y = np.asarray(sch.encode_label(y), dtype=float)  # the public bounds mapped onto [-1, 1]
-            X = self._encode(X)
+            raw, X = X, self._encode(X)
         X, y = self._validate(X, y, reset=True, y_numeric=True)
+        if self.schema is not None:
+            record_raw_input(self, raw)
         self._fit_signed(X, self._signed_labels(y), classes=None)
         return self
 

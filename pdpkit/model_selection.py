@@ -55,7 +55,9 @@ from .estimators import (
     fit_on_part,
     labels_known,
     prepare_rows,
+    encoded_rows,
     private_message,
+    record_raw_input,
     schema_object,
 )
 from .losses import get_loss
@@ -223,7 +225,8 @@ class ObjPertCVEstimator(BaseEstimator):
     # ------------------------------------------------------------ prediction
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, self._encode(X), reset=False)
+        sch = self._schema()
+        X = validate_data(self, X, reset=False) if sch is None else encoded_rows(sch, X, float(self.norm_bound))
         if self.row_norm == "clip":
             X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
         return X @ np.asarray(self.coef_).T + self.intercept_
@@ -394,6 +397,7 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
         classes = self._public_classes(y)  # before any label is read
         self._validate_params()
         sch = self._schema()
+        raw = X
         if sch is not None:  # raw records: the schema's public encoding, its label's classes
             X = self._encode(X)
             y_in = np.asarray(y, dtype=object)
@@ -414,6 +418,8 @@ class ObjPertClassifierCV(ClassifierMixin, ObjPertCVEstimator):
             keep = labels_known(y, classes, self.unknown_label)
             if keep is not None:
                 X, y = X[keep], y[keep]
+        if sch is not None:  # the estimator's input: the raw table's columns
+            record_raw_input(self, raw)
         self.classes_ = classes
         self._select(X, y, classes)
         return self
@@ -588,12 +594,15 @@ class ObjPertRegressorCV(RegressorMixin, ObjPertCVEstimator):
         self._validate_params()
         self._bounds()
         sch = self._schema()
+        raw = X
         if sch is not None:  # raw records and labels: the schema's public maps
             X, y = self._encode(X), np.asarray(sch.encode_label(y), dtype=float)
         try:
             X, y = validate_data(self, X, y, reset=True, y_numeric=True)
         except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
             raise type(exc)(private_message(str(exc))) from None
+        if sch is not None:  # the estimator's input: the raw table's columns
+            record_raw_input(self, raw)
         self._select(X, np.asarray(y, dtype=float), None)
         return self
 

@@ -42,7 +42,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import as_generator, charged_generator, check_estimator_budget, check_positive
 from .accountant import Charge, PrivacyAccountant, ledger_guarantee
-from .estimators import prepare_rows, private_message, schema_object, warn_if_in_model_selection
+from .estimators import (encoded_rows, prepare_rows, private_message, record_raw_input, schema_object,
+                         warn_if_in_model_selection)
 from .events import Guarantee, PrivacyEvent
 from .ops import (
     OPSEvent,
@@ -127,6 +128,7 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
         warn_if_in_model_selection()
         self._validate_params()
         sch = self._schema()
+        raw = X
         if sch is not None:
             if sch.label_bounds is None:
                 raise ValueError("schema: its label column must be numeric with public bounds for a regressor")
@@ -136,6 +138,8 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
             X, y = validate_data(self, X, y, reset=True, y_numeric=True)
         except (TypeError, ValueError) as exc:  # scikit-learn's text may quote a cell or count the rows
             raise type(exc)(private_message(str(exc))) from None
+        if sch is not None:  # the estimator's input: the raw table's columns
+            record_raw_input(self, raw)
         y = np.asarray(y, dtype=float)
         if self.n_max is not None and X.shape[0] > int(self.n_max):
             raise ValueError("X has more records than n_max: n_max must be a public bound on the number of "
@@ -171,7 +175,7 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
     def _set_fitted(self, theta: np.ndarray, event: PrivacyEvent, lam: float, gamma: float) -> None:
         c, h = self._label_map()
         theta = np.asarray(theta, dtype=float)
-        d = self.n_features_in_
+        d = theta.shape[0] - int(bool(self.fit_intercept))  # the model's features (a schema's encoded ones)
         self.coef_ = h * theta[:d]
         self.intercept_ = c + (h * float(self.norm_bound) * float(theta[d]) if self.fit_intercept else 0.0)
         self.lam_ = float(lam)
@@ -188,7 +192,8 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
             Feature rows, or raw records with a schema.
         """
         check_is_fitted(self)
-        X = validate_data(self, self._encode(X), reset=False)
+        sch = self._schema()
+        X = validate_data(self, X, reset=False) if sch is None else encoded_rows(sch, X, float(self.norm_bound))
         X = prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
         t = X @ self.coef_ + self.intercept_
         sch = self._schema()

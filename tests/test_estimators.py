@@ -390,3 +390,51 @@ def test_one_vs_rest_report_bound_covers_the_k_models_joint_loss():
     upper_one = beta_law.ppf(1 - 5e-4, one_model.sum(0) + 1, reps - one_model.sum(0))
     assert np.all(np.where(covered.sum(0) == reps, 1.0, upper) >= 1 - rho)
     assert np.any(np.where(one_model.sum(0) == reps, 1.0, upper_one) < 1 - rho)
+
+
+def test_feature_names_in_are_the_raw_tables_columns_through_a_schema():
+    """scikit-learn's ``n_features_in_`` / ``feature_names_in_`` describe the input ``fit`` saw: with a
+    schema, the raw table's columns (not the encoded width); predictions read the same table."""
+    import pandas as pd
+
+    from pdpkit.model_selection import ObjPertClassifierCV, ObjPertRegressorCV
+    from pdpkit.ops_estimators import AdaOPSRegressor, OPSRegressor
+    from pdpkit.schema import Column, Schema
+
+    rng = np.random.default_rng(2)
+    n = 800
+    frame = pd.DataFrame({"id": np.arange(n), "age": rng.uniform(20, 70, n),
+                          "sector": rng.choice(["a", "b", "c"], n), "hours": rng.uniform(0, 100, n)})
+    frame["y"] = np.where(frame["age"] > 45, "old", "young")
+    columns = ["id", "age", "sector", "hours"]
+    clf_schema = Schema([Column("id", role="ignore"), Column("age", low=20.0, high=70.0),
+                         Column("sector", kind="categorical", categories=("a", "b", "c")),
+                         Column("hours", low=0.0, high=100.0),
+                         Column("y", role="label", kind="categorical", categories=("young", "old"))])
+    reg_schema = Schema([Column("id", role="ignore"), Column("age", low=20.0, high=70.0),
+                         Column("sector", kind="categorical", categories=("a", "b", "c")),
+                         Column("hours", role="label", low=0.0, high=100.0)])
+    X = frame[columns]
+    fitted = [ObjPertClassifier(2.0, 1e-6, schema=clf_schema, random_state=0).fit(X, frame["y"]),
+              ObjPertClassifierCV(2.0, 1e-6, schema=clf_schema, lams=(10.0,), random_state=0).fit(X, frame["y"])]
+    Xr = frame[["id", "age", "sector"]]
+    fitted += [ObjPertRegressor(2.0, 1e-6, schema=reg_schema, random_state=0).fit(Xr, frame["hours"]),
+               ObjPertRegressorCV(2.0, 1e-6, schema=reg_schema, lams=(10.0,), random_state=0).fit(Xr, frame["hours"]),
+               OPSRegressor(2.0, 1e-6, schema=reg_schema, random_state=0).fit(Xr, frame["hours"]),
+               AdaOPSRegressor(2.0, 1e-6, schema=reg_schema, random_state=0).fit(Xr, frame["hours"])]
+    for est in fitted:
+        raw = X if hasattr(est, "classes_") else Xr
+        assert list(est.feature_names_in_) == list(raw.columns) and est.n_features_in_ == raw.shape[1]
+        # the model's features: age, the three sectors (and hours for the classifiers)
+        assert np.shape(est.coef_)[-1] == (5 if hasattr(est, "classes_") else 4)
+        assert est.predict(raw.head(7)).shape == (7,)
+        assert est.predict(raw.head(7)[list(raw.columns)[::-1]]).tolist() == est.predict(raw.head(7)).tolist()
+    # a release rebuilt as an estimator reads the schema's feature columns
+    rebuilt = ObjPertClassifier.from_release(fitted[0].release_)
+    assert list(rebuilt.feature_names_in_) == ["age", "sector", "hours"]
+    assert rebuilt.predict(X.head(9)).tolist() == fitted[0].predict(X.head(9)).tolist()
+    # without a schema: scikit-learn's own behaviour (a DataFrame's names; none for an array)
+    plain = ObjPertClassifier(classes=["young", "old"], random_state=0).fit(X[["age"]] / 100.0, frame["y"])
+    assert list(plain.feature_names_in_) == ["age"] and plain.n_features_in_ == 1
+    arr = ObjPertClassifier(classes=["young", "old"], random_state=0).fit(X[["age"]].to_numpy() / 100.0, frame["y"])
+    assert not hasattr(arr, "feature_names_in_") and arr.n_features_in_ == 1

@@ -266,7 +266,8 @@ def test_selection_through_a_public_schema_takes_raw_records_and_its_classes():
     test = datasets.load_adult_frame("test").head(2000)
     cv = ms.ObjPertClassifierCV(2.0, 1e-6, schema=datasets.adult_schema(), lams=(10.0, 100.0),
                                 random_state=0).fit(frame, frame["income"])
-    assert list(cv.classes_) == ["<=50K", ">50K"] and cv.n_features_in_ == datasets.adult_schema().n_encoded
+    assert list(cv.classes_) == ["<=50K", ">50K"] and cv.coef_.shape[-1] == datasets.adult_schema().n_encoded
+    assert cv.n_features_in_ == frame.shape[1] and list(cv.feature_names_in_) == list(frame.columns)
     assert set(cv.predict(test)) <= {"<=50K", ">50K"} and cv.score(test, test["income"]) > 0.75
     assert cv.privacy_spent().epsilon <= 2.0
     # a label outside the schema's domain is refused by default (the message names no value), left out on request

@@ -823,7 +823,8 @@ def _part_charges(name: str, got: Any, delta: float) -> tuple[Charge, ...]:
     return (Charge(name=name, event=as_event(got), delta=delta),)
 
 
-def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rtol: float = 1e-3) -> BudgetPlan:
+def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rtol: float = 1e-3,
+                spent: Any = ()) -> BudgetPlan:
     r"""Share (ε, δ) among the parts of a workflow so that their composition meets it, tightly.
 
     ``parts`` maps a name to a callable ``(eps_i, delta_i) -> events``: the part calibrated to
@@ -835,6 +836,8 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
     :math:`\log t`) at which the parts' charges, composed by :func:`compose` at δ (PLD, RDP or
     exactly), stay within ε. Composition is tighter than addition, so the parts' own ε usually
     add up to more than ε (:attr:`BudgetPlan.basic_epsilon`); the plan's total is checked.
+    ``spent`` (the charges a ledger already holds, e.g. ``accountant.ledger``) plans the rest
+    of a session: the parts composed with them stay within ε.
 
     Parameters
     ----------
@@ -846,6 +849,9 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
         Relative shares of ε (> 0); default equal.
     rtol : float
         Relative precision of the common scale t.
+    spent : sequence of Charge
+        Charges already made against the same budget (default none); ``total_epsilon``
+        then includes them.
 
     Returns
     -------
@@ -855,6 +861,11 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
     eps = _real(eps, "eps")
     delta = _delta(delta, "delta")
     rtol = _real(rtol, "rtol")
+    spent = tuple(spent)
+    if not all(isinstance(c, Charge) for c in spent):
+        raise TypeError("spent must hold Charge objects (an accountant's ledger)")
+    if spent and compose(spent, delta)[0] >= eps:
+        raise ValueError(f"the spent charges alone reach eps={eps:g} at delta={delta:g}: nothing is left to plan")
     names = list(parts)
     if not names:
         raise ValueError("parts must name at least one part")
@@ -865,7 +876,7 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
     d_i = delta / len(names)
 
     def charges_at(t: float) -> tuple[Charge, ...]:
-        out: list[Charge] = []
+        out: list[Charge] = list(spent)
         for n in names:
             out.extend(_part_charges(n, parts[n](w[n] * t, d_i), d_i))
         return tuple(out)

@@ -1141,7 +1141,9 @@ def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argpa
     _encode(schema, typed, args.norm_bound, args.data)  # the schema's refusals, named after the file
     if schema.label is not None and schema.label.kind == "numeric":
         y = np.asarray(schema.decode_label(y), dtype=float)  # the estimator maps the label by the same bounds
-    est.set_params(schema=schema).fit(typed, y)
+    est.set_params(schema=schema)
+    _plan_fit(est, args)
+    est.fit(typed, y)
     return list(schema.encoded_names)
 
 
@@ -1227,7 +1229,8 @@ def _fit_check_argv(args: argparse.Namespace, classes: Sequence[str] | None) -> 
         argv += ["--norm-bound", _num(args.norm_bound)]
         if args.row_norm != "raise":
             argv += ["--row-norm", args.row_norm]
-    return argv + ["--delta", _num(args.delta)]
+    delta = args.delta if args.delta is not None else getattr(args.accountant, "delta", None)
+    return argv + (["--delta", _num(delta)] if delta is not None else [])
 
 
 def _check_report_options(args: argparse.Namespace) -> None:
@@ -1241,12 +1244,64 @@ def _check_report_options(args: argparse.Namespace) -> None:
     if args.report == "data-independent" and spent:
         raise CLIError(f"{spent[0]}: --report data-independent releases no statistics and spends no budget; leave "
                        f"{' and '.join(spent)} out, or choose --report data-dependent or adaptive")
-    if args.report in ("data-dependent", "adaptive") and (args.report_epsilon is None or args.report_delta is None):
+    if args.report in ("data-dependent", "adaptive") and args.epsilon is not None and (
+            args.report_epsilon is None or args.report_delta is None):
         raise CLIError(f"--report {args.report}: releases noisy statistics; give their budget --report-epsilon and "
                        "--report-delta")
 
 
+def _check_budget_options(args: argparse.Namespace) -> None:
+    """--epsilon and --delta together; without them the planner needs a budget and plans the report too."""
+    if (args.epsilon is None) != (args.delta is None):
+        raise CLIError("give both --epsilon and --delta (the model's budget), or neither (the planner shares what "
+                       "is left of --budget-epsilon/--ledger)")
+    if args.epsilon is None:
+        if args.budget_epsilon is None and getattr(args, "ledger", None) is None:
+            raise CLIError("--epsilon: give the model's --epsilon and --delta, or a budget (--budget-epsilon and "
+                           "--budget-delta, or --ledger) for the planner to share")
+        given = [o for o, v in (("--report-epsilon", args.report_epsilon), ("--report-delta", args.report_delta))
+                 if v is not None]
+        if given:
+            raise CLIError(f"{given[0]}: the planner shares the budget between the model and its report; give "
+                           "--epsilon and --delta too, or leave the report's budget out")
+    if args.report_share is not None and (args.epsilon is not None or args.report not in ("data-dependent",
+                                                                                          "adaptive")):
+        raise CLIError("--report-share: belongs to the planner (no --epsilon) with a report that releases "
+                       "statistics (--report data-dependent or adaptive)")
+
+
+def _plan_fit(est: Any, args: argparse.Namespace) -> None:
+    """Print (and, without --epsilon, choose) the fit's charges against the budget, before any noise is drawn."""
+    acc = getattr(args, "accountant", None)
+    if acc is None:
+        return
+    from .accountant import compose, plan_budget
+
+    stats = args.report in ("data-dependent", "adaptive")
+    if args.epsilon is None:
+        # any budget to build the parts from: each part is recalibrated at its own share
+        est.set_params(epsilon=1.0, delta=acc.delta / 2, **({"report_epsilon": 1.0, "report_delta": acc.delta / 2}
+                                                             if stats else {}))
+        parts = {"model": est.budget_part("model")}
+        if stats:
+            parts["report"] = est.budget_part("report")
+        plan = plan_budget(acc.epsilon, acc.delta, parts, weights={"model": 1.0, "report": args.report_share or 0.5},
+                           spent=acc.ledger)
+        est.set_params(epsilon=plan["model"].epsilon, delta=plan["model"].delta)
+        if stats:
+            est.set_params(report_epsilon=plan["report"].epsilon, report_delta=plan["report"].delta)
+    new = est.privacy_events()
+    total, how = compose(tuple(acc.ledger) + tuple(new), acc.delta)
+    shares = " + ".join(f"{c.name.rsplit(' ', 1)[-1]} ({fmt_up(c.epsilon(), 4)}, {fmt_up(c.delta, 3)})"
+                        for c in new)
+    chosen = "planned" if args.epsilon is None else "given"
+    earlier = f" with {len(acc.ledger)} earlier entries" if acc.ledger else ""
+    print(f"plan ({chosen}, before any noise is drawn): {shares}; the budget ({fmt_up(acc.epsilon, 4)}, "
+          f"{fmt_up(acc.delta, 3)}) then holds epsilon {fmt_up(total, 4)}{earlier} [{how}]")
+
+
 def _fit(args: argparse.Namespace) -> int:
+    _check_budget_options(args)
     _check_report_options(args)
     signing_key = _load_key(args.sign, "--sign", private=True) if args.sign else None
     args.accountant = _accountant_for(args)
@@ -1272,6 +1327,7 @@ def _fit(args: argparse.Namespace) -> int:
         est = _estimator_for(args)
         import pandas as pd
 
+        _plan_fit(est, args)
         est.fit(pd.DataFrame(X, columns=names, copy=False), y)
         described = f"{len(names)} features"
     else:
@@ -1769,10 +1825,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="use only these feature columns, comma-separated (default: all but the label)")
     cols.add_argument("--drop", type=_split, metavar="COL[,COL...]",
                       help="leave these columns out of the features (e.g. an identifier), comma-separated")
-    f.add_argument("--epsilon", type=_positive, required=True, help="epsilon of the model's (epsilon, delta)-DP "
-                   "guarantee (add/remove one record)")
-    f.add_argument("--delta", type=_probability, required=True,
+    f.add_argument("--epsilon", type=_positive, help="epsilon of the model's (epsilon, delta)-DP guarantee "
+                   "(add/remove one record); omit it (with --delta and the report's budget) to let the planner "
+                   "share what is left of --budget-epsilon/--ledger between the model and its report")
+    f.add_argument("--delta", type=_probability,
                    help="delta of the model's guarantee, in (0, 1); far below 1/(number of records)")
+    f.add_argument("--report-share", type=_positive, default=None, metavar="W",
+                   help="with the planner: the report's share of epsilon relative to the model's (default 0.5)")
     f.add_argument("--classes", type=_classes, metavar="A,B[,C...]",
                    help="the public list of classes of a categorical label, comma-separated (needed for --loss "
                    "logistic without a --schema whose label is categorical, which gives them); the label's cells "

@@ -306,3 +306,24 @@ def test_what_an_estimator_plans_is_what_its_fit_charges_also_one_vs_rest_with_a
         assert [c.to_dict() for c in acc.ledger] == [c.to_dict() for c in planned]
         assert [c.kind for c in planned] == ["objpert", "gaussian"]
         assert planned[1].count == (1 if len(classes) == 2 else 3)  # a report per one-vs-rest model
+
+
+def test_a_plan_for_the_rest_of_a_session_composes_with_what_was_spent():
+    from pdpkit.accountant import compose, plan_budget
+    from pdpkit.events import GaussianEvent
+    from pdpkit.gaussian import gaussian_sigma
+
+    def gauss(eps, delta):
+        return GaussianEvent(mu=1.0 / float(gaussian_sigma(eps, delta)))
+
+    spent = (Charge(name="earlier", event=GaussianEvent(mu=0.2), delta=1e-6),)
+    plan = plan_budget(2.0, 1e-6, {"a": gauss, "b": gauss}, spent=spent, rtol=1e-4)
+    new = [c for p in plan.parts for c in p.charges]
+    total = compose(spent + tuple(new), 1e-6)[0]
+    assert total == pytest.approx(plan.total_epsilon) and 2.0 * (1 - 1e-3) <= total <= 2.0
+    alone = plan_budget(2.0, 1e-6, {"a": gauss, "b": gauss}, rtol=1e-4)
+    assert plan["a"].epsilon < alone["a"].epsilon  # test the tester: the spent charge leaves less
+    with pytest.raises(ValueError, match="nothing is left"):
+        plan_budget(0.5, 1e-6, {"a": gauss}, spent=(Charge(name="big", event=GaussianEvent(mu=3.0), delta=1e-6),))
+    with pytest.raises(TypeError, match="Charge"):
+        plan_budget(1.0, 1e-6, {"a": gauss}, spent=(1.0,))

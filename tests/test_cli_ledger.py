@@ -73,3 +73,56 @@ def test_ledger_refusals_are_one_line_errors(tmp_path, data_csv, capsys):
     con.close()
     assert cli.main(["budget", str(ledger)]) == 2
     assert "budget or id was edited" in capsys.readouterr().err
+
+
+def _plan_fit(path, out, *extra):
+    return cli.main(["fit", str(path), "--label", "label", "--classes", "no,yes", "--out", str(out), *extra])
+
+
+def test_the_planner_shares_what_is_left_and_prints_the_plan_before_the_fit(tmp_path, data_csv, capsys):
+    import re
+
+    ledger = tmp_path / "budget.sqlite"
+    # a fresh budget, the model and its report planned: their composition is the budget, to the planner's 1e-3
+    assert _plan_fit(data_csv, tmp_path / "r0.json", "--budget-epsilon", "2", "--budget-delta", "1e-6",
+                     "--ledger", str(ledger), "--report", "adaptive", "--seed", "0") == 0
+    out = capsys.readouterr().out
+    assert out.index("plan (planned, before any noise is drawn)") < out.index("wrote ")
+    model, report = (float(v) for v in re.search(r"model \(([\d.]+), 5e-07\) \+ report \(([\d.]+), 5e-07\)",
+                                                 out).groups())
+    assert report / model == pytest.approx(0.5, rel=1e-3)  # the default --report-share
+    acc = PrivacyAccountant.open(ledger)
+    assert 2.0 * (1 - 3e-3) <= acc.spent().epsilon <= 2.0
+    assert [c.epsilon() for c in acc.ledger] == pytest.approx([model, report], rel=1e-3)
+    # what the plan line says the budget then holds is what the ledger holds after the fit
+    held = float(re.search(r"then holds epsilon ([\d.]+)", out).group(1))
+    assert acc.spent().epsilon <= held <= acc.spent().epsilon + 1e-3  # rounded up to 4 digits
+
+    # a given fit prints its plan too; then the planner plans the rest with the earlier entries
+    ledger2 = tmp_path / "b2.sqlite"
+    assert _plan_fit(data_csv, tmp_path / "r1.json", "--epsilon", "0.5", "--delta", "1e-7", "--budget-epsilon", "1.5",
+                     "--budget-delta", "1e-6", "--ledger", str(ledger2)) == 0
+    assert "plan (given, before any noise is drawn): model (0.5, 1e-07)" in capsys.readouterr().out
+    assert _plan_fit(data_csv, tmp_path / "r2.json", "--ledger", str(ledger2), "--report", "adaptive",
+                     "--report-share", "0.25") == 0
+    out = capsys.readouterr().out
+    assert "with 1 earlier entries" in out
+    acc2 = PrivacyAccountant.open(ledger2)
+    assert len(acc2.ledger) == 3 and 1.5 * (1 - 3e-3) <= acc2.spent().epsilon <= 1.5
+    assert acc2.ledger[2].epsilon() / acc2.ledger[1].epsilon() == pytest.approx(0.25, rel=1e-3)
+    # test the tester: the same two parts without the earlier entry would have been given more
+    assert acc2.ledger[1].epsilon() < PrivacyAccountant.open(ledger).ledger[0].epsilon()
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (("--epsilon", "1"), "give both --epsilon and --delta"),
+    ((), "a budget (--budget-epsilon"),
+    (("--budget-epsilon", "1", "--budget-delta", "1e-6", "--report", "adaptive", "--report-epsilon", "0.5"),
+     "--report-epsilon: the planner shares"),
+    (("--epsilon", "1", "--delta", "1e-6", "--report-share", "0.3"), "--report-share: belongs to the planner"),
+    (("--budget-epsilon", "1", "--budget-delta", "1e-6", "--report-share", "0.3"), "--report-share"),
+])
+def test_planner_refusals(tmp_path, data_csv, capsys, extra, needle):
+    assert _plan_fit(data_csv, tmp_path / "r.json", *extra) == 2
+    assert needle in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

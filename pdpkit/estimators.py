@@ -48,7 +48,8 @@ from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
 from ._solver import FIND_ROWS, _is_dask, _Rows, _run_pending_check, row_beyond_bound_message
 from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit, output_mu
-from .accountant import BudgetExceededError, Charge, PrivacyAccountant, objpert_calibrate_composed
+from .accountant import (BudgetExceededError, Charge, PrivacyAccountant, calibrate_event,
+                         objpert_calibrate_composed)
 from .events import Guarantee, ObjPertEvent, report_event
 from .release import Release, multiclass_release, objpert_release
 
@@ -196,6 +197,30 @@ def _calibration_ovr(eps: float, delta: float, L: float, beta: float, count: int
     if lam_c > 1e100 or sigma_c > 1e100:
         raise ValueError(f"epsilon={eps:g} is too small: its lam or sigma would exceed 1e100; raise epsilon or delta")
     return float(max(lam_c, _LAM_FLOOR)), float(sigma_c)
+
+
+@functools.lru_cache(maxsize=64)
+def _calibration_ovr_sigma(eps: float, delta: float, L: float, beta: float, count: int,
+                           lam: float) -> float:
+    """The smallest sigma at which ``count`` one-vs-rest fits with a given lam are (eps, delta) together; cached."""
+    mu_out = default_output_mu(eps)
+
+    def fits(sigma: float) -> list[Charge]:
+        event = ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma, mu_out=mu_out)
+        return [Charge(name="model", event=event, count=count, delta=delta)]
+
+    # below the Gaussian mechanism's sigma for the K gradients (sensitivity L sqrt(K)) no sigma meets the target:
+    # ObjPert's loss is that Gaussian's plus a log-determinant term >= 0
+    from .gaussian import gaussian_sigma
+
+    low = float(gaussian_sigma(eps, delta, sensitivity=L * math.sqrt(count)))
+    try:
+        sigma, _ = calibrate_event(fits, eps, delta, lower=low, upper=low * 1e4, rtol=1e-6)
+    except ValueError:
+        raise ValueError(f"lam={lam:g} cannot reach epsilon={eps:g}, delta={delta:g} for {count} one-vs-rest fits "
+                         "(its log-determinant term alone exceeds it): increase lam, or leave it None to calibrate "
+                         "it") from None
+    return float(sigma)
 
 
 def schema_object(schema: Any) -> Any:
@@ -460,11 +485,20 @@ class ObjPertEstimator(BaseEstimator):
             scales = self._report_scales(loss)
         else:
             R = self._fit_norm_bound()
-            lam, sigma = ((float(self.lam), float(self.sigma)) if self.lam is not None else
-                          _calibration_ovr(float(self.epsilon), float(self.delta), loss.lipschitz * R,
-                                           loss.smoothness * R * R, count))
+            lam, sigma = self._ovr_parameters(loss.lipschitz * R, loss.smoothness * R * R, count)
             scales = self._report_scales(loss, count=count)
         return self._own_charges(loss, lam, sigma, count, scales)
+
+    def _ovr_parameters(self, L: float, beta: float, count: int) -> tuple[float, float]:
+        """(lam, sigma) of the ``count`` one-vs-rest fits: given, sigma calibrated for a given lam, or both calibrated."""
+        if self.sigma is not None and self.lam is None:
+            raise ValueError("with three or more classes give lam (sigma is then calibrated), both, or neither")
+        if self.lam is None:
+            return _calibration_ovr(float(self.epsilon), float(self.delta), L, beta, count)
+        if self.sigma is None:
+            lam = float(self.lam)
+            return lam, _calibration_ovr_sigma(float(self.epsilon), float(self.delta), L, beta, count, lam)
+        return float(self.lam), float(self.sigma)
 
     def budget_part(self, part: str = "model") -> Callable[[float, float], list[Charge]]:
         """This estimator's model (``"model"``) or report (``"report"``) as a part for :func:`pdpkit.accountant.plan_budget`.
@@ -643,7 +677,8 @@ class ObjPertEstimator(BaseEstimator):
 
         The K models are released with independent noise, so a person's ex-post privacy loss
         for the K models together is the sum of the K losses; by the union bound the sum of
-        the K bounds holds with probability at least 1 − ρ.
+        the K bounds holds with probability at least 1 − ρ. Without a label, the largest of the
+        K sums a person's class may give (a class fixes the labels of all K models).
         """
         from .report import PersonalBounds
 
@@ -658,11 +693,23 @@ class ObjPertEstimator(BaseEstimator):
             if not np.isin(y, self.classes_).all():
                 raise ValueError(_unknown_label_message(self.classes_))
         rows = self._rows(X, defer=True)
-        total, last = None, None
-        for k, rep in enumerate(reps):
-            y_k = None if y is None else np.where(y == self.classes_[k], 1.0, -1.0)
-            last = rep.bounds(rows, y_k, uniform=uniform, guarantee=self.release_.guarantee, index=index)
-            total = np.asarray(last) if total is None else total + np.asarray(last)
+
+        def summed(labels: np.ndarray) -> tuple[np.ndarray, Any]:
+            total, last = None, None
+            for k, rep in enumerate(reps):
+                y_k = np.where(labels == self.classes_[k], 1.0, -1.0)
+                last = rep.bounds(rows, y_k, uniform=uniform, guarantee=self.release_.guarantee, index=index)
+                total = np.asarray(last) if total is None else total + np.asarray(last)
+            return total, last
+
+        if y is not None:
+            total, last = summed(y)
+        else:  # whatever the label: the largest sum over the K classes a person may have
+            n = rows.shape[0]
+            total, last = None, None
+            for c in self.classes_:
+                t_c, last = summed(np.full(n, c, dtype=object))
+                total = t_c if total is None else np.maximum(total, t_c)
         return PersonalBounds(epsilon=total, label_known=np.full(total.shape, y is not None),
                               rho=min(sum(r.rho for r in reps), 1.0 - 1e-12), method=reps[0].method, uniform=uniform,
                               total_epsilon=last.total_epsilon, total_delta=last.total_delta,
@@ -675,7 +722,10 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     With three or more classes the model is one-vs-rest: K fits with a shared (λ, σ) on every
     record, calibrated so that the K fits **together** are (ε, δ)-DP
     (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
-    logistic scores. A privacy report of a one-vs-rest model is ``"data-independent"`` only.
+    logistic scores. Its privacy report is one report per class's model (each at ρ/K, with its noise
+    scaled by √K for a data-dependent or adaptive report, so the K together cost the report's
+    budget); a person's bound is the sum of the K bounds (:meth:`privacy_report`), and
+    :func:`pdpkit.page.privacy_page` computes it in the browser.
 
     Parameters
     ----------
@@ -857,17 +907,12 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
         """K one-vs-rest fits, composed: every record is in all K problems."""
         self._validate_params()
-        if (self.lam is None) != (self.sigma is None):
-            raise ValueError("with three or more classes give both lam and sigma, or neither (calibrated)")
         loss = self._loss()
-        rows = self._rows(X)
         K = int(classes.shape[0])
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
-        if self.lam is None:
-            lam, sigma = _calibration_ovr(float(self.epsilon), float(self.delta), L, beta, K)
-        else:
-            lam, sigma = float(self.lam), float(self.sigma)
+        lam, sigma = self._ovr_parameters(L, beta, K)  # before the rows are read
+        rows = self._rows(X)
         grad_tol = float(self.grad_tol)
         sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=default_output_mu(float(self.epsilon)))
         scales = self._report_scales(loss, count=K)

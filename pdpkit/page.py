@@ -200,9 +200,8 @@ def _as_release(release: Any, public_key: Any = None) -> Release:
     if rel.guarantee is None:
         raise ValueError("the release carries no guarantee (it was fitted without a norm bound or delta): "
                          "there is no privacy to show")
-    if getattr(rel, "n_models", 1) > 1:
-        raise ValueError("the release holds one model per class (more than two classes): its page is not "
-                         "available yet (a person's bound would be the sum over the classes' reports)")
+    if rel.n_models > 1 and len(rel.privacy_reports) == rel.n_models:
+        return rel  # one-vs-rest: a report per class's model
     if rel.privacy_report is None:
         raise ValueError("the release carries no privacy report: fit it with a report (report='data-independent' "
                          "costs nothing) to give every person a bound")
@@ -234,7 +233,7 @@ def _schema_dict(rel: Release, schema: Any = None) -> dict[str, Any] | None:
 def _inputs(rel: Release, schema: Any = None) -> dict[str, Any]:
     """The form's description: the fields a person fills in, and how they become the fitted row."""
     schema = _schema_dict(rel, schema)
-    n_feat = rel.theta.shape[0] - int(rel.fit_intercept)
+    n_feat = rel.theta.shape[-1] - int(rel.fit_intercept)
     if schema is not None:
         cols = [c for c in schema["columns"] if c.get("role", "feature") == "feature"]
         missing_ok = schema.get("handle_missing", "error") == "zero"
@@ -280,16 +279,37 @@ def _sign_release(rel: Release, key: Any) -> Release:
     return signed
 
 
-def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
-    """:func:`page_data` of a release :func:`_as_release` has checked."""
-    rep: PrivacyReport = rel.privacy_report
+def _model_data(rep: PrivacyReport) -> dict[str, Any]:
+    """What the bound needs from one model's report besides the shared constants (a one-vs-rest page has K)."""
     d = rep.d
     qb, qe = rep.cross_quantiles(False, 1)
     W = rep.leverage_factor
+    return {
+        "rho": rep.rho,
+        "lambda_lower": rep.lambda_lower,
+        "q_cross": qb,
+        "q_gradient": qe,
+        "theta": _b64(rep.theta),
+        "W": None if W is None else _b64(W[np.triu_indices(d)]),
+        "gradient": None if rep.gradient_release is None else _b64(rep.gradient_release),
+    }
+
+
+def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
+    """:func:`page_data` of a release :func:`_as_release` has checked."""
+    reps = rel.privacy_reports
+    rep: PrivacyReport = reps[0]
+    d = rep.d
     loss = {"name": rel.loss}
     if rel.loss == "huber":
         loss["scale"] = 1.0
     g = rel.guarantee
+    models = None
+    one = _model_data(rep)
+    if rel.n_models > 1:  # one-vs-rest: the K models' own numbers; a person's bound is the sum of their K bounds
+        models = [_model_data(r) for r in reps]
+        one = {k: None for k in one}
+        one["rho"] = sum(m["rho"] for m in models)  # each model's bound fails with probability rho/K at most
     return {
         "format": PAGE_FORMAT,
         "release": rel.payload.decode("ascii"),
@@ -297,7 +317,7 @@ def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
         "release_sha256": rel.fingerprint,
         "guarantee": g.to_dict(),
         "method": rep.method,
-        "rho": rep.rho,
+        "rho": one["rho"],
         "estimator": rep.estimator,
         "released": rep.released_statistics,
         "noise": {k: getattr(rep, k) for k in ("sigma_gradient", "sigma_hessian", "sigma_lambda_min")},
@@ -305,13 +325,14 @@ def _page_data(rel: Release, schema: Any = None) -> dict[str, Any]:
         "loss": loss,
         "lam": rep.lam,
         "sigma": rep.sigma,
-        "lambda_lower": rep.lambda_lower,
-        "q_cross": qb,
-        "q_gradient": qe,
+        "lambda_lower": one["lambda_lower"],
+        "q_cross": one["q_cross"],
+        "q_gradient": one["q_gradient"],
         "sigma_gradient": rep.sigma_gradient,
-        "theta": _b64(rep.theta),
-        "W": None if W is None else _b64(W[np.triu_indices(d)]),
-        "gradient": None if rep.gradient_release is None else _b64(rep.gradient_release),
+        "theta": one["theta"],
+        "W": one["W"],
+        "gradient": one["gradient"],
+        "models": models,
         "norm_bound": rel.norm_bound,
         "fit_intercept": rel.fit_intercept,
         "row_norm": rel.row_norm,
@@ -510,9 +531,12 @@ def _report_html(data: dict[str, Any]) -> str:
     else:
         released_text = ("The report published nothing beyond the model: every bound is computed from the model's "
                          "coefficients and its public parameters alone (it cost nothing).")
-    return (f"The model comes with a <strong>{html.escape(data['method'])}</strong> privacy report. {released_text} "
-            f"Each person's bound holds with probability at least {_percent(data['rho'])} over the noise of the "
-            "model and of the report.")
+    models = data.get("models")
+    ovr = ("" if not models else f"The model is one-vs-rest: {len(models)} models, one for each class, each with its "
+           f"own report; a person's bound is the sum of the {len(models)} models' bounds. ")
+    return (f"The model comes with a <strong>{html.escape(data['method'])}</strong> privacy report. {ovr}"
+            f"{released_text} Each person's bound holds with probability at least {_percent(data['rho'])} over the "
+            "noise of the model and of the report.")
 
 
 _CSS = """
@@ -636,7 +660,10 @@ const PDP_TEXT = (function () {
       text = "The report published nothing beyond the model: every bound is computed from the model's coefficients " +
         "and its public parameters alone (it cost nothing).";
     }
-    return "The model comes with a <strong>" + esc(D.method) + "</strong> privacy report. " + text +
+    const K = D.models ? D.models.length : 0;
+    const ovr = K ? "The model is one-vs-rest: " + K + " models, one for each class, each with its own report; a " +
+      "person's bound is the sum of the " + K + " models' bounds. " : "";
+    return "The model comes with a <strong>" + esc(D.method) + "</strong> privacy report. " + ovr + text +
       " Each person's bound holds with probability at least " + percent(D.rho) +
       " over the noise of the model and of the report.";
   }
@@ -763,8 +790,11 @@ const PDP = (function () {
     const L = I.label;
     if (!isObj(L) || typeof L.name !== "string") bad("has no valid label");
     if (L.kind === "classes") {
-      if (D.loss.name !== "logistic" || !Array.isArray(L.classes) || L.classes.length !== 2 ||
-          L.classes.some((c) => typeof c !== "string") || L.classes[0] === L.classes[1]) bad("has invalid classes");
+      if (D.loss.name !== "logistic" || !Array.isArray(L.classes) ||
+          L.classes.length !== (D.models === null ? 2 : D.models.length) ||
+          L.classes.some((c) => typeof c !== "string") || new Set(L.classes).size !== L.classes.length) {
+        bad("has invalid classes");
+      }
     } else if (L.kind === "numeric") {
       if (D.loss.name === "logistic" || typeof L.encoded !== "boolean") bad("has an invalid label");
       range(L, "the label");
@@ -795,34 +825,60 @@ const PDP = (function () {
       pdpRefuse("its loss is unknown");
     }
     if (D.loss.name === "huber") num(D.loss.scale, "Huber scale", true);
-    ["lam", "sigma", "lambda_lower", "q_cross", "norm_bound"].forEach((k) => num(D[k], k, true));
+    ["lam", "sigma", "norm_bound"].forEach((k) => num(D[k], k, true));
     num(D.rho, "rho", true); if (!(D.rho < 1)) pdpRefuse("the page's rho is not in (0, 1)");
+    // one model, or one per class (one-vs-rest: its numbers in D.models, none at the top)
+    const perModel = ["rho", "lambda_lower", "q_cross", "q_gradient", "theta", "W", "gradient"];
+    if (D.models !== null && (!Array.isArray(D.models) || D.models.length < 3 || D.models.some((m) => !isObj(m)) ||
+        perModel.some((k) => D[k] !== null && k !== "rho"))) {
+      pdpRefuse("the page's models are not valid");
+    }
+    const M = D.models === null ? [D] : D.models;
     if (["data-independent", "data-dependent", "adaptive"].indexOf(D.method) < 0) {
       pdpRefuse("its report method is unknown");
     }
-    if (!(D.lambda_lower >= D.lam)) pdpRefuse("the page's lambda_lower is below lambda");
     if (typeof D.fit_intercept !== "boolean" || ["raise", "clip"].indexOf(D.row_norm) < 0) {
       pdpRefuse("the page's intercept or row-norm rule is not valid");
     }
     const d = D.d;
     if (!Number.isInteger(d) || d < 1) pdpRefuse("the page's dimension is not valid");
-    const C = {d: d, theta: f64(D.theta, "coefficients"), W: D.W === null ? null : f64(D.W, "leverage factor"),
-               g: D.gradient === null ? null : f64(D.gradient, "released gradient")};
-    if (C.theta.length !== d) pdpRefuse("the coefficients do not have d entries");
-    if (C.W && C.W.length !== d * (d + 1) / 2) pdpRefuse("the leverage factor does not have d(d+1)/2 entries");
-    if ((D.method === "data-independent") !== (C.W === null)) {
-      pdpRefuse("the leverage factor does not match the method");
-    }
-    if (C.g && C.g.length !== d) pdpRefuse("the released gradient does not have d entries");
-    if ((C.g === null) !== (D.q_gradient === null)) pdpRefuse("the gradient's quantile does not match the release");
-    if (C.g) { num(D.q_gradient, "q_gradient", true); num(D.sigma_gradient, "sigma_gradient", true); }
-    for (const a of [C.theta, C.W || [], C.g || []]) {
-      for (let i = 0; i < a.length; i++) if (!isFinite(a[i])) pdpRefuse("a number in the page's data is not finite");
+    // each model: its coefficients, leverage factor, released gradient and constants (the top-level ones for one)
+    const models = M.map((m, k) => {
+      const at = M.length > 1 ? " of model " + (k + 1) : "";
+      ["lambda_lower", "q_cross", "rho"].forEach((key) => num(m[key], key + at, true));
+      if (!(m.lambda_lower >= D.lam)) pdpRefuse("the page's lambda_lower" + at + " is below lambda");
+      const c = {d: d, theta: f64(m.theta, "coefficients" + at),
+                 W: m.W === null ? null : f64(m.W, "leverage factor" + at),
+                 g: m.gradient === null ? null : f64(m.gradient, "released gradient" + at),
+                 lambda_lower: m.lambda_lower, q_cross: m.q_cross, q_gradient: m.q_gradient, rho: m.rho};
+      if (c.theta.length !== d) pdpRefuse("the coefficients" + at + " do not have d entries");
+      if (c.W && c.W.length !== d * (d + 1) / 2) {
+        pdpRefuse("the leverage factor" + at + " does not have d(d+1)/2 entries");
+      }
+      if ((D.method === "data-independent") !== (c.W === null)) {
+        pdpRefuse("the leverage factor" + at + " does not match the method");
+      }
+      if (c.g && c.g.length !== d) pdpRefuse("the released gradient" + at + " does not have d entries");
+      if ((c.g === null) !== (m.q_gradient === null)) {
+        pdpRefuse("the gradient's quantile" + at + " does not match the release");
+      }
+      if (c.g) { num(m.q_gradient, "q_gradient" + at, true); num(D.sigma_gradient, "sigma_gradient", true); }
+      for (const a of [c.theta, c.W || [], c.g || []]) {
+        for (let i = 0; i < a.length; i++) if (!isFinite(a[i])) pdpRefuse("a number in the page's data is not finite");
+      }
+      return c;
+    });
+    if (D.models !== null && models.reduce((s, c) => s + c.rho, 0) !== D.rho) {
+      pdpRefuse("the page's rho is not the sum of its models' rho");
     }
     checkInputs(D);
     const nf = D.inputs.fields.reduce((s, f) => s + (f.kind === "numeric" ? 1 : f.categories.length), 0);
     if (nf + (D.fit_intercept ? 1 : 0) !== d) pdpRefuse("the form's fields do not match the model's dimension");
-    return C;
+    if (D.models !== null && (D.inputs.label.kind !== "classes" || D.inputs.label.classes.length !== M.length)) {
+      pdpRefuse("the page's classes do not match its models");
+    }
+    // C: the first model's numbers (what a page of one model had), and every model's
+    return Object.assign({}, models[0], {models: models});
   }
   // c1 = f'(t; y), c2 = f''(t; y), as pdpkit.losses computes them
   function derivs(loss, t, y) {
@@ -841,7 +897,7 @@ const PDP = (function () {
   function terms(D, C, x) {
     const d = C.d; let xx = 0, t = 0;
     for (let i = 0; i < d; i++) { xx += x[i] * x[i]; t += x[i] * C.theta[i]; }
-    let mu = xx / D.lambda_lower;
+    let mu = xx / C.lambda_lower;
     if (C.W) {
       const v = new Float64Array(d); let p = 0;
       for (let i = 0; i < d; i++) { const xi = x[i]; for (let j = i; j < d; j++) v[j] += C.W[p++] * xi; }
@@ -849,17 +905,17 @@ const PDP = (function () {
       mu = Math.min(mu, vv);
     }
     const norm = Math.sqrt(xx);
-    let K = D.sigma * D.q_cross * norm;
+    let K = D.sigma * C.q_cross * norm;
     if (C.g) {
       let gx = 0; for (let i = 0; i < d; i++) gx += C.g[i] * x[i];
-      K = Math.min(K, Math.abs(gx) + D.sigma_gradient * D.q_gradient * norm);
+      K = Math.min(K, Math.abs(gx) + D.sigma_gradient * C.q_gradient * norm);
     }
-    return {xx: xx, mu: mu, K: K, t: t};
+    return {xx: xx, mu: mu, K: K, t: t, lambda_lower: C.lambda_lower};
   }
   function fromTerms(D, T, c1, c2) {
     const a = c2 * T.mu, c2x = c2 * T.xx, s2 = D.sigma * D.sigma;
     let t1 = a < 1 ? -Math.log1p(-Math.min(a, 1)) : Infinity;
-    t1 = Math.min(t1, Math.log1p(c2x / Math.max(D.lam, D.lambda_lower - c2x)));
+    t1 = Math.min(t1, Math.log1p(c2x / Math.max(D.lam, T.lambda_lower - c2x)));
     const ac1 = Math.abs(c1);
     return t1 + c1 * c1 * T.xx / (2 * s2) + (ac1 === 0 ? 0 : ac1 * T.K) / s2;
   }
@@ -897,8 +953,21 @@ const PDP = (function () {
     }
     return best;
   }
-  // the bound for the fitted row x, with label y (fitted scale), or null: valid for every label
+  // the bound for the fitted row x, with label y (fitted scale), or null: valid for every label. One-vs-rest
+  // (C.models.length = K > 2): y is the class's index; the bound is the sum of the K models' bounds for the labels
+  // that class gives them (+1 for its own model, -1 for the others), and without a label the largest such sum
   function bound(D, C, x, y, labelBounds) {
+    if (C.models.length > 1) {
+      const T = C.models.map((c) => terms(D, c, x));
+      const one = (k, m) => {
+        const c = derivs(D.loss, T[m].t, m === k ? 1 : -1);
+        return fromTerms(D, T[m], c[0], c[1]);
+      };
+      const sum = (k) => { let s = 0; for (let m = 0; m < T.length; m++) s += one(k, m); return s; };
+      if (y !== null) return sum(y);
+      let best = -Infinity; for (let k = 0; k < T.length; k++) best = Math.max(best, sum(k));
+      return best;
+    }
     const T = terms(D, C, x);
     if (y !== null) { const c = derivs(D.loss, T.t, y); return fromTerms(D, T, c[0], c[1]); }
     if (D.loss.name === "logistic") {
@@ -945,7 +1014,10 @@ const PDP = (function () {
   }
   function fittedLabel(D, text) {
     const L = D.inputs.label;
-    if (L.kind === "classes") { const i = L.classes.indexOf(text); return i === 1 ? 1 : -1; }
+    if (L.kind === "classes") {
+      const i = L.classes.indexOf(text);
+      return D.models !== null ? i : i === 1 ? 1 : -1;  // one-vs-rest: the class's index
+    }
     const v = Number(text);
     if (!L.encoded) return v;
     const c = Math.min(Math.max(v, L.low), L.high);
@@ -1009,23 +1081,29 @@ const PDP_VERIFY = (function () {
       pdpRefuse("the embedded release is not a pdpkit release (format pdpkit-release/5)");
     }
     const equal = (a, b) => Array.isArray(a) && a.length === b.length && a.every((v, i) => v === b[i]);
-    if (!equal(R.theta, C.theta)) differ("coefficients");
+    const K = C.models.length, ovr = K > 1;  // one-vs-rest: a row of theta and a report per class
+    const thetas = ovr ? R.theta : [R.theta], reports = ovr ? R.report : [R.report];
+    if (!Array.isArray(thetas) || thetas.length !== K || !Array.isArray(reports) || reports.length !== K) {
+      differ(ovr ? "models (the release does not hold one per class)" : "coefficients");
+    }
+    C.models.forEach((c, k) => { if (!equal(thetas[k], c.theta)) differ("coefficients"); });
     ["lam", "sigma", "norm_bound", "fit_intercept", "row_norm"].forEach((k) => { if (R[k] !== D[k]) differ(k); });
     if (R.loss !== D.loss.name) differ("loss");
     if (!isObj(R.guarantee)) pdpRefuse("the embedded release carries no guarantee");
     if (!same(R.guarantee, D.guarantee)) differ("guarantee");
-    const P = R.report;
-    if (!isObj(P)) pdpRefuse("the embedded release carries no privacy report of one model");
-    if (P.method !== D.method) differ("report method");
-    if (P.rho !== D.rho) differ("rho");
     if (!isObj(D.noise)) differ("noise scales");
-    ["sigma_gradient", "sigma_hessian", "sigma_lambda_min"].forEach((k) => { if (P[k] !== D.noise[k]) differ(k); });
-    if (P.sigma_gradient !== D.sigma_gradient) differ("sigma_gradient");
-    if (!same(D.released, ["gradient", "hessian", "lambda_min"].filter((c) => P["sigma_" + c] !== null))) {
-      differ("list of released statistics");
-    }
-    const g = P.gradient_release;
-    if ((g === null) !== (C.g === null) || (g !== null && !equal(g, C.g))) differ("released gradient");
+    reports.forEach((P, k) => {
+      if (!isObj(P)) pdpRefuse("the embedded release carries no privacy report of " + (ovr ? "each" : "one") + " model");
+      if (P.method !== D.method) differ("report method");
+      if (P.rho !== C.models[k].rho) differ("rho");
+      ["sigma_gradient", "sigma_hessian", "sigma_lambda_min"].forEach((n) => { if (P[n] !== D.noise[n]) differ(n); });
+      if (P.sigma_gradient !== D.sigma_gradient) differ("sigma_gradient");
+      if (!same(D.released, ["gradient", "hessian", "lambda_min"].filter((n) => P["sigma_" + n] !== null))) {
+        differ("list of released statistics");
+      }
+      const g = P.gradient_release, cg = C.models[k].g;
+      if ((g === null) !== (cg === null) || (g !== null && !equal(g, cg))) differ("released gradient");
+    });
     const I = D.inputs, F = I.fields, L = I.label;
     if (I.encoding === "rows") {
       if (R.schema !== null) differ("form (the release has a schema)");
@@ -1055,10 +1133,12 @@ const PDP_VERIFY = (function () {
         }
       }
     }
-    if (L.kind === "classes" && R.classes !== null &&
-        (!Array.isArray(R.classes) || R.classes.length !== 2 || L.classes.some((c, j) => !pyStr(c, R.classes[j])))) {
+    if (L.kind === "classes" && R.classes !== null && (!Array.isArray(R.classes) ||
+        R.classes.length !== (ovr ? K : 2) || L.classes.length !== R.classes.length ||
+        L.classes.some((c, j) => !pyStr(c, R.classes[j])))) {
       differ("classes");
     }
+    if (ovr && R.classes === null) differ("classes");
   }
   async function run(text, sigText) {
     const subtle = (typeof crypto !== "undefined" && crypto && crypto.subtle) || null;

@@ -438,3 +438,23 @@ def test_feature_names_in_are_the_raw_tables_columns_through_a_schema():
     assert list(plain.feature_names_in_) == ["age"] and plain.n_features_in_ == 1
     arr = ObjPertClassifier(classes=["young", "old"], random_state=0).fit(X[["age"]].to_numpy() / 100.0, frame["y"])
     assert not hasattr(arr, "feature_names_in_") and arr.n_features_in_ == 1
+
+
+def test_a_one_vs_rest_model_with_a_chosen_lam_calibrates_sigma_for_the_k_fits_together():
+    from pdpkit.accountant import compose
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (500, 3)) / 2
+    y = np.digitize(X @ np.array([1.0, -1.0, 0.5]), [-0.2, 0.2])
+    est = ObjPertClassifier(1.0, 1e-6, classes=[0, 1, 2], lam=30.0, random_state=0).fit(X, y)
+    assert est.lam_ == 30.0
+    charges = est.privacy_events()
+    eps = compose(charges, 1e-6)[0]
+    assert 1.0 * (1 - 1e-6) <= eps <= 1.0 and est.privacy_spent().epsilon == pytest.approx(eps, rel=1e-9)
+    # the smallest such sigma: 1% less noise misses the target (test the tester)
+    less = ObjPertClassifier(1.0, 1e-6, classes=[0, 1, 2], lam=30.0, sigma=est.sigma_ * 0.99).privacy_events()
+    assert compose(less, 1e-6)[0] > 1.0
+    with pytest.raises(ValueError, match="lam=0.01 cannot reach"):  # log(1 + beta/lam) alone is above 1
+        ObjPertClassifier(1.0, 1e-6, classes=[0, 1, 2], lam=0.01).fit(X, y)
+    with pytest.raises(ValueError, match="give lam"):
+        ObjPertClassifier(1.0, 1e-6, classes=[0, 1, 2], sigma=3.0).fit(X, y)

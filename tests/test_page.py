@@ -677,3 +677,25 @@ PDP_PAGE.ready.then(() => console.log(JSON.stringify([PDP_PAGE.status, el("guara
     status, guarantee, report, form = _node(run, tmp_path)
     assert status == "verified"
     assert guarantee == g and report == _report_html(data) and form == _form_inner(data["inputs"])
+
+
+def test_a_one_vs_rest_release_has_a_page_with_each_models_numbers():
+    from pdpkit.estimators import ObjPertClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (600, 3)) / 2
+    y = np.digitize(X @ np.array([1.0, -1.0, 0.5]), [-0.2, 0.2])
+    est = ObjPertClassifier(2.0, 1e-6, classes=[0, 1, 2], report="adaptive", report_epsilon=1.0,
+                            report_delta=1e-6).fit(X, y)
+    rel = est.release_
+    data = page_data(rel)
+    assert len(data["models"]) == 3 and data["theta"] is None and data["W"] is None
+    for k, (m, rep) in enumerate(zip(data["models"], rel.privacy_reports, strict=True)):
+        np.testing.assert_array_equal(np.frombuffer(base64.b64decode(m["theta"]), dtype="<f8"), rel.theta[k])
+        assert m["rho"] == rep.rho and m["lambda_lower"] == rep.lambda_lower
+    assert data["rho"] == sum(r.rho for r in rel.privacy_reports) == pytest.approx(est.rho)
+    assert data["inputs"]["label"]["classes"] == ["0", "1", "2"]
+    html = privacy_page(rel)
+    assert "one-vs-rest: 3 models" in html and "sum of the 3 models" in html
+    # a binary page has no models list (its numbers are at the top, as before)
+    assert page_data(_release())["models"] is None

@@ -798,3 +798,75 @@ def test_the_form_never_sends_the_record(browser):
                              ".length") == 0
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_one_vs_rest_page_computes_the_sum_of_the_k_models_bounds(browser, method):
+    """Three classes, a model and a report per class: the page's bound is the estimator's (the sum of the K
+    models' bounds for the labels a class gives them; without a label the largest sum over the classes), with the
+    form typed in; an edit of one model's numbers is refused."""
+    import pandas as pd
+
+    from pdpkit.estimators import ObjPertClassifier
+    from pdpkit.schema import Column, Schema
+
+    sch = Schema([Column("age", low=17.0, high=90.0),
+                  Column("work", kind="categorical", categories=("Private", "Gov", "Self")),
+                  Column("hours", low=0.0, high=99.0),
+                  Column("y", role="label", kind="categorical", categories=("low", "mid", "high"))])
+    rng = np.random.default_rng(11)
+    n = 900
+    df = pd.DataFrame({"age": rng.uniform(17, 90, n), "work": rng.choice(["Private", "Gov", "Self"], n),
+                       "hours": rng.uniform(0, 99, n)})
+    df["y"] = np.array(["low", "mid", "high"])[np.digitize(df["hours"] + 10 * rng.normal(size=n), [35.0, 65.0])]
+    kw = {} if method == "data-independent" else dict(report_epsilon=1.0, report_delta=1e-6)
+    if method == "data-dependent":  # Prop 21 of Redberg & Wang needs lam >= 2 tau sigma_hessian
+        kw.update(lam=120.0, sigma=3.0)
+    est = ObjPertClassifier(2.0, 1e-6, schema=sch, report=method, random_state=3, **kw).fit(df, df["y"])
+    rel = est.release_
+    recs = df.sample(40, random_state=1)[["age", "work", "hours"]]
+    ys = rng.choice(["low", "mid", "high"], 40)
+    want = np.asarray(est.privacy_report(recs, ys))
+    want0 = np.asarray(est.privacy_report(recs))
+    html = privacy_page(rel, private_key=KEY)
+    ctx, page, errors, requests = _open(browser, html, width=390)
+    try:
+        assert page.evaluate("PDP_PAGE.status") == "verified"
+        rows_in = [list(r) for r in recs.itertuples(index=False)]
+        got = np.array(page.evaluate("([rs, ys]) => rs.map((r, i) => PDP_PAGE.bound(PDP_PAGE.encode(r), "
+                                     "PDP.fittedLabel(PDP_PAGE.D, ys[i])))", [rows_in, ys.tolist()]))
+        got0 = np.array(page.evaluate("rs => rs.map(r => PDP_PAGE.bound(PDP_PAGE.encode(r), null))", rows_in))
+        err = max(float(np.max(np.abs(got - want) / want)), float(np.max(np.abs(got0 - want0) / want0)))
+        assert err < RTOL, f"JavaScript and Python differ by {err:.3g} relative"
+        assert np.all(want0 >= want * (1 - 1e-12))  # without a label: at least the bound of the true label
+        # test the tester: one model's bound alone is far below the page's
+        one = np.array(page.evaluate("([rs, ys]) => rs.map((r, i) => { const C = PDP_PAGE.C.models[0]; "
+                                     "const c = Object.assign({}, C, {models: [C]}); return PDP.bound(PDP_PAGE.D, c, "
+                                     "PDP_PAGE.encode(r), ys[i] === 'low' ? 1 : -1, null); })",
+                                     [rows_in, ys.tolist()]))
+        assert np.all(one < want) and np.max(np.abs(one - want) / want) > 0.1
+        assert "one-vs-rest: 3 models" in page.inner_text("#report")
+        for i in range(3):  # typed into the form
+            r = rows_in[i]
+            page.fill("#f0", repr(float(r[0])))
+            page.select_option("#f1", r[1])
+            page.fill("#f2", repr(float(r[2])))
+            page.select_option("#label", str(ys[i]))
+            page.click("#compute")
+            assert abs(float(page.get_attribute("#result", "data-epsilon")) - want[i]) <= RTOL * want[i]
+        REPORT["max_rel_error_one_vs_rest"] = max(REPORT.get("max_rel_error_one_vs_rest", 0.0), err)
+        assert not errors and not requests
+    finally:
+        ctx.close()
+    # an unsigned page whose second model's coefficients were edited is refused
+    data = json.loads(_data_text(privacy_page(rel)))
+    theta = np.frombuffer(base64.b64decode(data["models"][1]["theta"]), dtype="<f8").copy()
+    theta[0] += 1e-3
+    data["models"][1]["theta"] = base64.b64encode(theta.astype("<f8").tobytes()).decode("ascii")
+    edited = privacy_page(rel).replace(_data_text(privacy_page(rel)), _embedded(data))
+    ctx, page, errors, requests = _open(browser, edited)
+    try:
+        assert page.evaluate("PDP_PAGE.state") == "refused"
+        assert "coefficients" in page.evaluate("PDP_PAGE.error")
+    finally:
+        ctx.close()

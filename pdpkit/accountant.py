@@ -832,7 +832,7 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
     :class:`Charge` or a sequence of them — for instance an estimator's
     ``budget_part()`` (:meth:`pdpkit.estimators.ObjPertEstimator.budget_part`). Every part gets
     :math:`\delta_i = \delta/k` and :math:`\varepsilon_i = w_i t` (``weights`` :math:`w_i`,
-    default 1); :math:`t` is the largest (to relative ``rtol``, by bisection on
+    default 1); :math:`t` is the largest (to relative ``rtol``, by regula falsi on
     :math:`\log t`) at which the parts' charges, composed by :func:`compose` at δ (PLD, RDP or
     exactly), stay within ε. Composition is tighter than addition, so the parts' own ε usually
     add up to more than ε (:attr:`BudgetPlan.basic_epsilon`); the plan's total is checked.
@@ -892,19 +892,37 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
     w_max = max(w.values())
     lo, hi = eps / sum(w.values()), eps / w_max  # basic composition; the largest part alone at eps
     for _ in range(60):  # the lower end must meet the budget (RDP composition may be looser than adding)
-        if total(lo) <= eps:
+        f_lo = total(lo) - eps
+        if f_lo <= 0:
             break
         hi, lo = lo, lo / 2.0
     else:
         raise ValueError(f"no share meets eps={eps:g} at delta={delta:g}")
-    if total(hi * (1.0 - 1e-12)) <= eps:
+    f_hi = total(hi * (1.0 - 1e-12)) - eps
+    if f_hi <= 0:
         lo = hi * (1.0 - 1e-12)
+    # the bracket [lo, hi] (lo meets the budget, hi does not) narrowed on log t by the Illinois variant of
+    # regula falsi (the composed epsilon is smooth and increasing in t), by bisection where a side is infinite
+    side = 0
     while math.log(hi / lo) > rtol:
-        mid = math.sqrt(lo * hi)
-        if total(mid) <= eps:
-            lo = mid
+        a, b = math.log(lo), math.log(hi)
+        if math.isfinite(f_hi) and f_hi > f_lo:
+            x = b - f_hi * (b - a) / (f_hi - f_lo)
+            x = min(max(x, a + 0.01 * (b - a)), b - 0.01 * (b - a))  # keep away from the ends
         else:
-            hi = mid
+            x = 0.5 * (a + b)
+        mid = math.exp(x)
+        f_mid = total(mid) - eps
+        if f_mid <= 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
     final = charges_at(lo)
     tot, how = compose(final, delta)
     if tot > eps * (1.0 + 1e-12):  # pragma: no cover - the bisection keeps the feasible end

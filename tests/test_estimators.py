@@ -346,52 +346,6 @@ def test_a_fit_inside_scikit_learns_model_selection_warns_once_with_no_data_in_t
     assert caught(lambda: ObjPertClassifier(classes=CLASSES, random_state=0).fit(X, y)) == []
 
 
-def test_one_vs_rest_report_bound_covers_the_k_models_joint_loss():
-    """The bound of a one-vs-rest model (the sum of its K reports' bounds, each at rho/K) covers the exact
-    ex-post privacy loss of the K models together with probability >= 1 - rho, target by target.
-
-    150 fits of the estimator on one data set (seeds 0..149); the exact joint loss is the sum of the K
-    models' exact ex-post losses (independent noise), from the same fits replayed with the estimator's
-    noise streams (their released coefficients are checked equal). Coverage per target: a 99.9%
-    Clopper-Pearson interval must reach 1 - rho. Test the tester: one model's bound alone fails for
-    some target."""
-    from scipy.stats import beta as beta_law
-
-    from pdpkit import objpert
-    from pdpkit import report as rp
-    from pdpkit.estimators import default_output_mu
-    from pdpkit.losses import logistic
-    from pdpkit.objpert import default_sigma_out
-
-    rng = np.random.default_rng(0)
-    n, K, T, reps, rho = 400, 3, 20, 150, 0.05
-    X = rng.uniform(-1, 1, (n, 3)) / 2
-    y = np.digitize(X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=n), [-0.2, 0.2])
-    rows = prepare_rows(X, norm_bound=1.0, fit_intercept=True)
-    covered, one_model = np.zeros((reps, T), bool), np.zeros((reps, T), bool)
-    for r in range(reps):
-        est = ObjPertClassifier(1.0, 1e-6, classes=[0, 1, 2], report="adaptive", report_epsilon=0.5,
-                                report_delta=1e-6, rho=rho, random_state=r).fit(X, y)
-        bound = np.asarray(est.privacy_report(X[:T], y[:T]))
-        scales = {k: v * math.sqrt(K) for k, v in est._report_scales(logistic).items() if v is not None}
-        sigma_out = default_sigma_out(grad_tol=est.grad_tol, lam=est.lam_, mu=default_output_mu(1.0))
-        truth, first = 0.0, None
-        for k, g in enumerate(np.random.default_rng(r).spawn(K)):  # the estimator's K noise streams
-            y_k = np.where(y == k, 1.0, -1.0)
-            fit = objpert.objpert_fit(rows, y_k, logistic, lam=est.lam_, sigma=est.sigma_, rng=g,
-                                      norm_bound=math.sqrt(2.0), grad_tol=est.grad_tol, sigma_out=sigma_out)
-            rep = rp.privacy_report(fit, rows, y_k, method="adaptive", rho=rho / K, rng=g, **scales)
-            assert np.array_equal(fit.theta_released, est.release_.theta[k])  # the same fit, replayed
-            truth = truth + np.asarray(objpert.ex_post_pdp(fit, rows, y_k, rows[:T], y_k[:T], member=True))
-            first = np.asarray(rep.bounds(rows[:T], y_k[:T])) if first is None else first
-        covered[r], one_model[r] = truth <= bound, truth <= first
-    # the largest coverage a 99.9% Clopper-Pearson interval allows, per target
-    upper = beta_law.ppf(1 - 5e-4, covered.sum(0) + 1, reps - covered.sum(0))
-    upper_one = beta_law.ppf(1 - 5e-4, one_model.sum(0) + 1, reps - one_model.sum(0))
-    assert np.all(np.where(covered.sum(0) == reps, 1.0, upper) >= 1 - rho)
-    assert np.any(np.where(one_model.sum(0) == reps, 1.0, upper_one) < 1 - rho)
-
-
 def test_feature_names_in_are_the_raw_tables_columns_through_a_schema():
     """scikit-learn's ``n_features_in_`` / ``feature_names_in_`` describe the input ``fit`` saw: with a
     schema, the raw table's columns (not the encoded width); predictions read the same table."""

@@ -203,12 +203,6 @@ def legend_below(fig: Figure, axes: Axes | Sequence[Axes] | np.ndarray, *, ncol:
     return fig.legend(handles, labels, loc="outside lower center", ncol=ncol, **kwargs)
 
 
-def _texts(fig: Figure) -> Iterator[Any]:
-    for text in fig.findobj(mpl.text.Text):
-        if text.get_visible() and text.get_text().strip():
-            yield text
-
-
 def smallest_font_pt(fig: Figure) -> float:
     """Smallest font size among the figure's visible texts, in points *as shown* on the page.
 
@@ -220,9 +214,10 @@ def smallest_font_pt(fig: Figure) -> float:
     fig : Figure
         The matplotlib figure to draw into.
     """
-    fig.draw_without_rendering()  # tick labels get their text only when drawn
+    # every visible text, also those still empty: a tick label gets its text only when the figure is drawn,
+    # but its size is set already (and ticks made at drawing time copy it), so no draw is needed here
     scale = min(1.0, PAGE_WIDTH_IN / fig.get_figwidth())
-    sizes = [t.get_fontsize() for t in _texts(fig)]
+    sizes = [t.get_fontsize() for t in fig.findobj(mpl.text.Text) if t.get_visible()]
     return float(min(sizes) * scale) if sizes else float("inf")
 
 

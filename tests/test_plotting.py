@@ -43,6 +43,20 @@ def test_small_text_and_wide_figures_fail_the_check():
     plt.close("all")
 
 
+def test_small_tick_labels_fail_before_the_figure_is_drawn():
+    fig, ax = pp.figure()
+    ax.plot([0, 1], [0, 1e-3])
+    ax.tick_params(axis="y", labelsize=7)  # the labels have no text until a draw
+    with pytest.raises(ValueError, match="7.0 pt"):
+        pp.show(fig)
+    fig2, ax2 = pp.figure()
+    ax2.plot([0, 1], [0, 1e-3])
+    assert pp.smallest_font_pt(fig2) >= pp.MIN_FONT_PT
+    fig2.canvas.draw()  # drawing adds ticks: they copy the sizes checked before
+    assert pp.smallest_font_pt(fig2) >= pp.MIN_FONT_PT
+    plt.close("all")
+
+
 def test_style_context_applies_the_palette():
     with pp.style():
         assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][0] == pp.PALETTE[0]

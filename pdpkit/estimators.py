@@ -271,7 +271,7 @@ def record_raw_input(estimator: BaseEstimator, X: Any) -> None:
         del estimator.feature_names_in_
 
 
-def encoded_rows(schema: Any, X: Any, norm_bound: float) -> np.ndarray:
+def encoded_rows(schema: Any, X: Any, *, norm_bound: float) -> np.ndarray:
     """Raw records encoded by a public schema into rows of norm at most ``norm_bound``, checked finite and 2-D.
 
     Parameters
@@ -365,7 +365,7 @@ class ObjPertEstimator(BaseEstimator):
         against the fitted input as scikit-learn checks it."""
         if getattr(self, "schema", None) is None:
             return validate_data(self, X, reset=False)
-        return encoded_rows(schema_object(self.schema), X, self.norm_bound)
+        return encoded_rows(schema_object(self.schema), X, norm_bound=self.norm_bound)
 
     def _own_charges(self, loss: GLMLoss, lam: float, sigma: float, count: int, scales: dict[str, Any]) -> list:
         """The ledger entries of this fit (and its report), known before any noise is drawn."""

@@ -226,7 +226,10 @@ class ObjPertCVEstimator(BaseEstimator):
     def _linear(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         sch = self._schema()
-        X = validate_data(self, X, reset=False) if sch is None else encoded_rows(sch, X, float(self.norm_bound))
+        if sch is None:
+            X = validate_data(self, X, reset=False)
+        else:
+            X = encoded_rows(sch, X, norm_bound=float(self.norm_bound))
         if self.row_norm == "clip":
             X = prepare_rows(X, norm_bound=self.norm_bound, row_norm="clip")
         return X @ np.asarray(self.coef_).T + self.intercept_

@@ -193,7 +193,10 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         sch = self._schema()
-        X = validate_data(self, X, reset=False) if sch is None else encoded_rows(sch, X, float(self.norm_bound))
+        if sch is None:
+            X = validate_data(self, X, reset=False)
+        else:
+            X = encoded_rows(sch, X, norm_bound=float(self.norm_bound))
         X = prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
         t = X @ self.coef_ + self.intercept_
         sch = self._schema()

@@ -23,8 +23,11 @@ add/remove neighbours (``neighbours="replace"`` optional), rows with
   mean shift and a variance ratio, each at :math:`\epsilon_4 = \epsilon/4`.
 * :func:`local_sensitivity_release_nonprivate` — the source's idealized baseline (§4,
   item 2): noise at the *true* local sensitivity; **not** private.
+* ``data_fit_nonprivate`` — :math:`\theta(D)` and the data Hessian (**not** private),
+  passed as ``fit=`` to share one fit between several of the mechanisms above on one data
+  set (their outputs are unchanged).
 
-Every function returns a :class:`LocalRelease`; :math:`\bot` is ``value=None`` (or NaN
+Every mechanism returns a :class:`LocalRelease`; :math:`\bot` is ``value=None`` (or NaN
 rows when ``size=m`` repeats the mechanism ``m`` times with fresh noise).
 
 The released point :math:`\hat\theta` is the minimizer computed to gradient norm
@@ -38,6 +41,7 @@ noise's own rounding).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +65,8 @@ __all__ = [
     "GatedRelease",
     "gated_release_budget",
     "release_if_accepted",
+    "DataFit",
+    "data_fit_nonprivate",
 ]
 
 _NOISE = ("analytic", "eq7", "naive")
@@ -165,6 +171,18 @@ def noise_multiplier(eps: ArrayLike, delta: ArrayLike, *, method: str = "analyti
         raise ValueError(f"method must be one of {_NOISE}; got {method!r}")
     eps = check_positive(eps, "eps")
     delta = check_probability(delta, "delta")
+    if eps.ndim == 0 and delta.ndim == 0:  # scalars: each (eps, delta, method) is solved once per process
+        return _noise_multiplier_scalar(float(eps), float(delta), method)
+    return _noise_multiplier(eps, delta, method)
+
+
+@functools.lru_cache(maxsize=1024)
+def _noise_multiplier_scalar(eps: float, delta: float, method: str) -> float:
+    return float(_noise_multiplier(np.array(eps), np.array(delta), method))
+
+
+def _noise_multiplier(eps: np.ndarray, delta: np.ndarray, method: str) -> np.ndarray | float:
+    """:func:`noise_multiplier` on validated arrays."""
     eps, delta = np.broadcast_arrays(eps, delta)
     if method == "analytic":
         out = np.asarray(gaussian_sigma(eps, delta=delta, sensitivity=1.0), dtype=float)
@@ -240,6 +258,119 @@ def _data_hessian(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     return _sym(_hessian(X, w, 0.0))
 
 
+@dataclass(frozen=True, eq=False)
+class DataFit:
+    r"""**Non-private**: :math:`\theta(D)` and the data Hessian there, exactly as the mechanisms of this module compute them.
+
+    Made by ``data_fit_nonprivate``. Passed as ``fit=`` to the mechanisms run on the
+    same data, it lets several of them share one fit; their outputs are then identical, bit
+    for bit, to the outputs without it (the fit draws no randomness). It is a function of
+    the data with no privacy: it is never released.
+
+    Attributes
+    ----------
+    X, y : Any
+        The objects the fit was computed from; a mechanism given ``fit=`` checks that it
+        was given these very objects.
+    loss : GLMLoss
+        The loss of the fit.
+    lam : float
+        Ridge coefficient λ ≥ 0 of the fit.
+    norm_bound : float
+        The public row-norm bound r (it sets the solver's tolerance τ).
+    theta : numpy.ndarray
+        θ(D), to gradient norm τ (read-only).
+    curvatures : numpy.ndarray
+        f''(x_iᵀθ) per row (read-only).
+    tau : float
+        The solver's gradient tolerance τ = 10⁻¹²·n·r·L.
+    hessian : numpy.ndarray
+        The summed data Hessian Σ f''(x_iᵀθ) x_i x_iᵀ, full symmetric, without λ (read-only).
+    eigenvalues : numpy.ndarray
+        Its eigenvalues, ascending (read-only).
+    """
+
+    X: Any
+    y: Any
+    loss: GLMLoss
+    lam: float
+    norm_bound: float
+    theta: np.ndarray
+    curvatures: np.ndarray
+    tau: float
+    hessian: np.ndarray
+    eigenvalues: np.ndarray
+
+    def __repr__(self) -> str:
+        n, d = self.curvatures.shape[0], self.theta.shape[0]
+        return f"DataFit(n={n}, d={d}, loss={self.loss.name!r}, lam={self.lam:g}, norm_bound={self.norm_bound:g})"
+
+
+def _fit(X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, R: float):
+    """θ, f'', τ, the data Hessian and its ascending eigenvalues (the work a ``fit=`` saves)."""
+    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
+    H = _data_hessian(X, w)
+    return theta, w, tau, H, np.linalg.eigvalsh(H)
+
+
+def data_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float,
+                        norm_bound: float) -> DataFit:
+    r"""**Non-private** :math:`\theta(D)`, the data Hessian and its eigenvalues, for ``fit=`` of the mechanisms.
+
+    The mechanisms of this module (``local_output_perturbation``,
+    ``smooth_output_perturbation``, ``release_linear_functional``,
+    ``local_sensitivity_release_nonprivate``) each fit :math:`\theta(D)` and form the
+    Hessian; given the ``DataFit`` of the same ``X``, ``y``, ``loss``, ``lam`` and
+    ``norm_bound`` they use it instead, with identical outputs. Inputs are validated as by
+    the mechanisms.
+
+    Parameters
+    ----------
+    X : array_like
+        Feature rows, shape (n, d), with Euclidean norms at most ``norm_bound``.
+    y : array_like
+        Labels, one per row of ``X``, in the loss's domain.
+    loss : str | GLMLoss
+        A loss with bounded f' (``"robust_log"``, ``"logistic"``, ``"huber"``).
+    lam : float
+        Ridge coefficient λ ≥ 0 (summed convention).
+    norm_bound : float
+        Public bound r on the rows' Euclidean norms (checked).
+
+    Returns
+    -------
+    DataFit
+        θ(D) to gradient norm τ = 10⁻¹²·n·r·L, the curvatures, τ, the data Hessian and its eigenvalues.
+    """
+    loss_c = _check_loss(loss)
+    if not math.isfinite(loss_c.lipschitz):
+        raise ValueError(f"loss {loss_c.name!r} has an unbounded gradient (lipschitz = inf): no local "
+                         "sensitivity bound; use a loss with bounded f' (robust_log, logistic, huber)")
+    Xc, yc = _check_data(X, y, loss_c)
+    lam = float(check_nonnegative(lam, "lam"))
+    R = _check_norm_bound(Xc, norm_bound)
+    parts = _fit(Xc, yc, loss_c, lam, R)
+    for a in parts[:2] + parts[3:]:
+        a.setflags(write=False)
+    theta, w, tau, H, ev = parts
+    return DataFit(X=X, y=y, loss=loss_c, lam=lam, norm_bound=R, theta=theta, curvatures=w, tau=float(tau),
+                   hessian=H, eigenvalues=ev)
+
+
+def _fit_of(fit: Any, X_in: Any, y_in: Any, X: np.ndarray, y: np.ndarray, loss: GLMLoss, lam: float, R: float):
+    """:func:`_fit` of the validated data, or the same five values from ``fit`` (checked to be of these data)."""
+    if fit is None:
+        return _fit(X, y, loss, lam, R)
+    if not isinstance(fit, DataFit):
+        raise TypeError(f"fit must be a DataFit (from data_fit_nonprivate) or None; got {type(fit).__name__}")
+    if fit.X is not X_in or fit.y is not y_in:
+        raise ValueError("fit was computed from other X, y objects: pass the very arrays given to data_fit_nonprivate")
+    if not (fit.loss is loss or fit.loss == loss) or fit.lam != lam or fit.norm_bound != R:
+        raise ValueError(f"fit has loss={fit.loss.name!r}, lam={fit.lam:g}, norm_bound={fit.norm_bound:g}; "
+                         f"the mechanism has loss={loss.name!r}, lam={lam:g}, norm_bound={R:g}")
+    return fit.theta, fit.curvatures, fit.tau, fit.hessian, fit.eigenvalues
+
+
 def _as_out(values: np.ndarray, size: int | None):
     return values if size is not None else values[0]
 
@@ -273,7 +404,7 @@ def _released(ok: np.ndarray, size: int | None):
 def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps: float, delta: float, *,
                               lam: float, norm_bound: float, rho: float = 0.5, neighbours: str = "add_remove",
                               phi: str = "exp", noise: str = "analytic", rng: Any = None,
-                              size: int | None = None) -> LocalRelease:
+                              size: int | None = None, fit: Any = None) -> LocalRelease:
     r"""Local output perturbation of :math:`\theta(D)` (Asi, Duchi & Talwar, Alg 3, Thm 1).
 
     1. :math:`\hat\lambda` = Alg 2 at :math:`(\epsilon/2, \delta/2)`: a private lower bound
@@ -314,6 +445,10 @@ def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, e
     rng : int, Generator or None
     size : int, optional
         Repeat the whole mechanism ``size`` times with fresh noise (rows of the result).
+    fit : DataFit, optional
+        ``data_fit_nonprivate(X, y, loss, lam=lam, norm_bound=norm_bound)`` of these very
+        ``X`` and ``y``: several mechanisms on one data set then share one fit of
+        :math:`\theta(D)`; the output is the same as without it.
 
     Returns
     -------
@@ -321,13 +456,14 @@ def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, e
         ``value`` of shape ``(d,)`` (``(size, d)``), ``lambda_max`` NaN.
     """
     st = _st()
+    X_in, y_in = X, y
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
     size = _check_size(size)
     consts = st.stability_constants(loss, norm_bound=R, lam=lam, rho=rho, neighbours=neighbours, phi=phi)
     gen = as_generator(rng)
     e2, d2 = eps / 2.0, delta / 2.0
-    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
-    eig_min = float(np.linalg.eigvalsh(_data_hessian(X, w))[0])
+    theta, _w, tau, _H, ev = _fit_of(fit, X_in, y_in, X, y, loss, lam, R)
+    eig_min = float(ev[0])
     m = 1 if size is None else size
     rel = st.recursive_release(eig_min, st.qsc_lambda_min_recursion(consts), e2, d2, rng=gen, size=m)
     lam_hat = np.asarray(rel.bound, dtype=float).reshape(m)
@@ -339,7 +475,8 @@ def local_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, e
 # ================================================================ Alg 7: smooth losses
 def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, eps: float, delta: float, *,
                                lam: float, norm_bound: float, n_max: float, neighbours: str = "add_remove",
-                               noise: str = "analytic", rng: Any = None, size: int | None = None) -> LocalRelease:
+                               noise: str = "analytic", rng: Any = None, size: int | None = None,
+                               fit: Any = None) -> LocalRelease:
     r"""Output perturbation for a generic smooth loss (Asi, Duchi & Talwar, Alg 7, Prop 7.1).
 
     With :math:`G_0 = L r`, :math:`G_1 = \beta r^2` and :math:`G_2 = \sup|f'''|\,r^3`
@@ -386,8 +523,13 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
         ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
     size : int, optional
         Number of independent releases to draw (``None``: one).
+    fit : DataFit, optional
+        ``data_fit_nonprivate(X, y, loss, lam=lam, norm_bound=norm_bound)`` of these very
+        ``X`` and ``y``: several mechanisms on one data set then share one fit of
+        :math:`\theta(D)`; the output is the same as without it.
     """
     st = _st()
+    X_in, y_in = X, y
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
     if not math.isfinite(loss.d3_bound) or not math.isfinite(loss.smoothness):
         raise ValueError(f"loss {loss.name!r} needs bounded f'' and f''' for Alg 7")
@@ -398,8 +540,8 @@ def smooth_output_perturbation(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, 
     G0, G1, G2 = loss.lipschitz * R, loss.smoothness * R ** 2, loss.d3_bound * R ** 3
     gen = as_generator(rng)
     e2, d2 = eps / 2.0, delta / 2.0
-    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
-    eig_min = float(np.linalg.eigvalsh(_data_hessian(X, w))[0])
+    theta, _w, tau, _H, ev = _fit_of(fit, X_in, y_in, X, y, loss, lam, R)
+    eig_min = float(ev[0])
     m = 1 if size is None else size
     rec = st.smooth_lambda_min_recursion(G0=G0, G1=G1, G2=G2, n_max=n_max, lam=lam, neighbours=neighbours)
     rel = st.recursive_release(eig_min, rec, e2, d2, rng=gen, size=m)
@@ -458,7 +600,8 @@ def _release_threshold(eps4: float, delta4: float) -> float:
 def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u: ArrayLike, eps: float,
                               delta: float, *, lam: float, norm_bound: float, cap: float, domain: str = "l2",
                               rho: float = 0.5, neighbours: str = "add_remove", phi: str = "exp",
-                              noise: str = "analytic", rng: Any = None, size: int | None = None) -> LocalRelease:
+                              noise: str = "analytic", rng: Any = None, size: int | None = None,
+                              fit: Any = None) -> LocalRelease:
     r"""Release :math:`u^\top\theta(D)` with noise at its local modulus (Asi, Duchi & Talwar, Alg 5).
 
     Four private steps, each at :math:`\epsilon_4 = \epsilon/4`,
@@ -505,6 +648,10 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
         The q.s.c. function φ of the loss: ``"exp"`` (φ(t) = eᵗ − 1, the source's) or ``"tight"`` (the loss's own).
     noise : str, default 'analytic'
         ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
+    fit : DataFit, optional
+        ``data_fit_nonprivate(X, y, loss, lam=lam, norm_bound=norm_bound)`` of these very
+        ``X`` and ``y``: several mechanisms on one data set then share one fit of
+        :math:`\theta(D)`; the output is the same as without it.
 
     Returns
     -------
@@ -512,6 +659,7 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
         ``value`` a float (``(size,)``).
     """
     st = _st()
+    X_in, y_in = X, y
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
     n, d = X.shape
     u = _check_u(u, d)
@@ -519,9 +667,7 @@ def release_linear_functional(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, u
     cap = float(check_positive(cap, "cap"))
     size = _check_size(size)
     consts = st.stability_constants(loss, norm_bound=R, lam=lam, rho=rho, neighbours=neighbours, phi=phi)
-    theta, w, tau = fit_to_tolerance(X, y, loss, lam, R)
-    H = _data_hessian(X, w)
-    ev = np.linalg.eigvalsh(H)
+    theta, _w, tau, H, ev = _fit_of(fit, X_in, y_in, X, y, loss, lam, R)
     eig_min, eig_max = float(ev[0]), float(ev[-1])
     if cap < eig_max:
         raise ValueError(f"cap must be a public upper bound on the data Hessian's largest eigenvalue; "
@@ -562,7 +708,7 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
                                          delta: float, *, lam: float, norm_bound: float, u: ArrayLike | None = None,
                                          domain: str = "l2", neighbours: str = "add_remove",
                                          noise: str = "analytic", rng: Any = None,
-                                         size: int | None = None) -> LocalRelease:
+                                         size: int | None = None, fit: Any = None) -> LocalRelease:
     r"""The idealized, **non-private** baseline of Asi, Duchi & Talwar §4 (item 2).
 
     Releases :math:`\theta(D) + \sigma(\epsilon, \delta)\,\Delta(D)\,\mathcal N(0, I_d)` or, with
@@ -604,8 +750,13 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
         ``"analytic"`` (the tight Gaussian calibration), ``"eq7"`` (the source's eq. (7)) or ``"naive"``.
     size : int, optional
         Number of independent releases to draw (``None``: one).
+    fit : DataFit, optional
+        ``data_fit_nonprivate(X, y, loss, lam=lam, norm_bound=norm_bound)`` of these very
+        ``X`` and ``y``: several mechanisms on one data set then share one fit of
+        :math:`\theta(D)`; the output is the same as without it.
     """
     st = _st()
+    X_in, y_in = X, y
     loss, X, y, eps, delta, lam, R = _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise)
     n, d = X.shape
     _check_option(domain, "domain", _DOMAINS)
@@ -613,10 +764,9 @@ def local_sensitivity_release_nonprivate(X: ArrayLike, y: ArrayLike, loss: str |
         u = _check_u(u, d)
     size = _check_size(size)
     consts = st.stability_constants(loss, norm_bound=R, lam=lam, neighbours=neighbours)
-    theta, w, _ = fit_to_tolerance(X, y, loss, lam, R)
-    H = _data_hessian(X, w)
+    theta, _w, _tau, H, ev = _fit_of(fit, X_in, y_in, X, y, loss, lam, R)
     if u is None:
-        sens = float(consts.tau) / (float(np.linalg.eigvalsh(H)[0]) + lam)
+        sens = float(consts.tau) / (float(ev[0]) + lam)
         base = theta
     else:
         sens = float(st.directional_sensitivity(H, u, consts, domain=domain))

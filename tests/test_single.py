@@ -197,6 +197,45 @@ def test_bad_input_alg3_alg7_rho():
     assert gen.bit_generator.state == state
 
 
+def test_shared_fit_gives_the_same_releases_and_must_be_of_the_same_data():
+    n = 20000
+    X, y, R = _data(n, 2, seed=5)
+    fit = single.data_fit_nonprivate(X, y, robust_log, lam=1.0, norm_bound=R)
+    th = _theta_nonprivate(X, y, 1.0)
+    assert np.allclose(fit.theta, th, rtol=0, atol=1e-9) and not fit.theta.flags.writeable
+    assert np.allclose(fit.hessian, X.T @ (robust_log.d2(X @ th, y)[:, None] * X), rtol=1e-9)
+    u = np.array([0.6, -0.8])
+    kw = dict(lam=1.0, norm_bound=R, size=8)
+    calls = {
+        "alg3": lambda **k: single.local_output_perturbation(X, y, robust_log, 2.0, 1e-3, **kw, **k),
+        "alg7": lambda **k: single.smooth_output_perturbation(X, y, robust_log, 2.0, 1e-3, n_max=n, **kw, **k),
+        "alg5": lambda **k: single.release_linear_functional(X, y, robust_log, u, 4.0, 1e-3, cap=n * 0.5 * R * R,
+                                                             domain="linf", **kw, **k),
+        "ideal": lambda **k: single.local_sensitivity_release_nonprivate(X, y, robust_log, 2.0, 1e-6, u=u, **kw,
+                                                                         **k),
+    }
+    for name, call in calls.items():
+        a, b = call(rng=5), call(rng=5, fit=fit)
+        assert np.mean(a.released) > 0.5, name
+        assert np.array_equal(a.value, b.value, equal_nan=True), name  # bit for bit
+        assert np.array_equal(a.scale, b.scale, equal_nan=True), name
+        assert not np.array_equal(a.value, call(rng=6, fit=fit).value, equal_nan=True)  # the rng still counts
+    # the fit of other arrays, or of another objective, is refused before any noise is drawn
+    gen = np.random.default_rng(1)
+    state = gen.bit_generator.state
+    with pytest.raises(ValueError, match="other X, y"):
+        single.local_output_perturbation(X.copy(), y, robust_log, 2.0, 1e-6, lam=1.0, norm_bound=R, rng=gen, fit=fit)
+    with pytest.raises(ValueError, match="lam"):
+        single.local_output_perturbation(X, y, robust_log, 2.0, 1e-6, lam=2.0, norm_bound=R, rng=gen, fit=fit)
+    with pytest.raises(ValueError, match="norm_bound"):
+        single.release_linear_functional(X, y, robust_log, u, 4.0, 1e-6, lam=1.0, norm_bound=2 * R, cap=1e9,
+                                         rng=gen, fit=fit)
+    with pytest.raises(TypeError, match="DataFit"):
+        single.local_output_perturbation(X, y, robust_log, 2.0, 1e-6, lam=1.0, norm_bound=R, rng=gen, fit=th)
+    assert gen.bit_generator.state == state
+    assert "n=20000" in repr(fit)
+
+
 # ------------------------------------------------------------- audit of Alg 3's step
 def _worst_pair(n=2000, seed=21):
     """d = 1: D, and D' = D + {(x = r, y = +1e6)} (f' saturated: the largest push on theta)."""

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 from pdpkit import stability as st
 from pdpkit.audit import audit_delta_curve, clopper_pearson
@@ -41,6 +41,30 @@ def _plain_iter(R, x, m):
     for _ in range(m):
         xs = R(xs)
     return xs
+
+
+def _orbit(R, x, step=None, max_steps=10**6):
+    """The plain forward loop's points x, R(x), R(R(x)), ... up to the first one at the limit.
+
+    ``step`` is a pure-Python transcription of R's map (before R's clamping) or ``None``. Its
+    orbit is used only if one vectorized call of R maps every point of it exactly onto the next:
+    then it *is* R's forward orbit, however it was produced. Otherwise the loop runs on R.
+    """
+    if R.kind == "decreasing":
+        done, clamp = (lambda v: v <= R.limit), (lambda v, u: max(min(v, u), R.limit))
+    else:
+        done, clamp = (lambda v: v >= R.limit), (lambda v, u: min(max(v, u), R.limit))
+    if step is not None:
+        pts = [float(x)]
+        while not done(pts[-1]) and len(pts) <= max_steps:
+            pts.append(clamp(step(pts[-1]), pts[-1]))
+        c = np.array(pts)
+        if done(c[-1]) and (c.size == 1 or np.array_equal(R(c[:-1]), c[1:])):
+            return c
+    pts = [float(x)]
+    while not done(pts[-1]):
+        pts.append(float(R(np.array([pts[-1]]))[0]))
+    return np.array(pts)
 
 
 # --------------------------------------------------------------------- smoke
@@ -210,15 +234,47 @@ def _recursions():
             st.recursion_from_function(lambda x: 1.01 * x + 0.5, cap=500.0)]
 
 
+def _cor_6_2(e, G1=0.25, a=4.0 * (0.1 * 1000.0) * 1.0):
+    """Cor 6.2 typed again for _recursions()[2] (4 G2 n_max tau = 400, lam = 0), on one float."""
+    disc = e * e - a
+    return max(0.5 * (e + math.sqrt(disc)) - G1, 0.0) if e > 0 and disc >= 0 else 0.0
+
+
+#: pure-Python transcriptions of _recursions()'s maps (None: only R itself); see _orbit
+_STEPS = [None, None, _cor_6_2, None, lambda x: x - 1.0, lambda x: 1.01 * x + 0.5]
+
+
 @pytest.mark.parametrize("i", range(6))
 def test_length_matches_plain_forward_loop(i):
     R = _recursions()[i]
     starts = [0.0, 0.3, 7.5, 120.0, 2999.0] if R.kind == "decreasing" else [0.0, 1.0, 50.0, 499.0, 2999.0]
+    plain = []
     for s in starts:
-        assert R.length(s) == _plain_length(R, s)
+        plain.append(_orbit(R, s, _STEPS[i]).size - 1)
+        assert R.length(s) == plain[-1]
     big = 20000.0 if R.kind == "decreasing" else 0.0
-    assert R.length(big) == _plain_length(R, big)
-    assert np.array_equal(R.length(np.array(starts)), [_plain_length(R, s) for s in starts])
+    orbit = _orbit(R, big, _STEPS[i])
+    assert R.length(big) == orbit.size - 1
+    # every point of the orbit is a start whose plain loop is the rest of the orbit
+    assert np.array_equal(R.length(orbit), orbit.size - 1 - np.arange(orbit.size))
+    assert np.array_equal(R.length(np.array(starts)), plain)
+
+
+def _switch(ok_many, lo, hi):
+    """Where a monotone predicate switches between lo and hi (its values there differ), to 1e-13.
+
+    Bisection that evaluates 63 interior points per round in one vectorized call: each round
+    keeps the cell where the predicate changes, 64 times smaller. Returns (lo, hi) of that cell.
+    """
+    at_lo = bool(ok_many(np.array([lo]))[0])
+    while hi - lo > 1e-13 + 1e-15 * abs(hi):
+        x = np.linspace(lo, hi, 65)
+        same = np.flatnonzero(ok_many(x[1:-1]) == at_lo)
+        j = int(same[-1]) + 1 if same.size else 0  # x[j] is the last point on lo's side
+        if x[j + 1] - x[j] >= hi - lo:  # no float left between lo and hi
+            break
+        lo, hi = x[j], x[j + 1]
+    return lo, hi
 
 
 @pytest.mark.parametrize("i", range(6))
@@ -231,7 +287,7 @@ def test_inverse_matches_bisection(i):
             lo, hi = R.limit, R.limit + 1.0
             while ok(hi):
                 lo, hi = hi, 2 * hi
-            exact = optimize.bisect(lambda x: 1.0 if ok(x) else -1.0, lo, hi, xtol=1e-13, rtol=1e-15) if m else R.limit
+            exact = _switch(lambda x: _plain_iter(R, x, m) <= R.limit, lo, hi)[0] if m else R.limit
             assert inv <= exact + 1e-12 * max(1.0, exact)
             assert exact - inv <= 1e-9 * max(1.0, exact)
             assert ok(inv)
@@ -245,7 +301,7 @@ def test_inverse_matches_bisection(i):
             if ok(R.lower):
                 exact = R.lower
             else:
-                exact = optimize.bisect(lambda x: 1.0 if ok(x) else -1.0, R.lower, R.limit, xtol=1e-13, rtol=1e-15)
+                exact = _switch(lambda x: _plain_iter(R, x, m) >= R.limit, R.lower, R.limit)[1]
             assert inv >= exact - 1e-12 * max(1.0, exact)
             assert inv - exact <= 1e-9 * max(1.0, exact)
             assert ok(inv)

@@ -25,6 +25,7 @@ All functions only compute; the chapter plots.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -41,6 +42,8 @@ from ..losses import robust_log
 from ..objpert import objpert_fit
 from ..output_perturbation import output_perturbation_fit
 from ..single import (
+    DataFit,
+    data_fit_nonprivate,
     local_output_perturbation,
     local_sensitivity_release_nonprivate,
     release_linear_functional,
@@ -200,9 +203,15 @@ class MethodErrors:
     stat_error: np.ndarray
 
 
+@functools.lru_cache(maxsize=256)
+def _objpert_calibration(eps: float, delta: float, L: float, beta: float) -> tuple[float, float]:
+    """:func:`pdpkit.accounting.objpert_calibrate` (a function of public constants only), once per argument tuple."""
+    return objpert_calibrate(eps, delta, L=L, beta=beta)
+
+
 def _objpert(data: RobustData, eps: float, delta: float, gen) -> np.ndarray:
     R = data.norm_bound
-    lam, sigma = objpert_calibrate(eps, delta, L=robust_log.lipschitz * R, beta=robust_log.smoothness * R * R)
+    lam, sigma = _objpert_calibration(eps, delta, robust_log.lipschitz * R, robust_log.smoothness * R * R)
     fit = objpert_fit(data.X, data.y, robust_log, lam=lam, sigma=sigma, rng=gen, norm_bound=R)
     return np.asarray(fit.theta_released)
 
@@ -216,6 +225,9 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
     :math:`\epsilon` at fixed ``n`` (Figs 4–5), reusing each replicate's data set across the
     grid. ``target="coordinate"`` releases :math:`\theta_1` (Alg 5 with :math:`u = e_1`,
     cube domain), ``"vector"`` the whole :math:`\theta` (Alg 3).
+    :math:`\theta(D)` is fitted once per data set (``pdpkit.single.data_fit_nonprivate``) and
+    shared by the local and the idealized release, which give the same outputs as fitting
+    afresh; ObjPert and output perturbation fit their own regularized objectives.
 
     Parameters
     ----------
@@ -255,20 +267,22 @@ def compare_methods(grid: Sequence[float], *, swept: str = "n", d: int = 10, the
     stat = np.full((G, reps), np.nan)
     u = np.zeros(d)
     u[0] = 1.0
-    cache: dict[int, tuple[RobustData, np.ndarray]] = {}
+    cache: dict[int, tuple[RobustData, DataFit]] = {}
     jobs = [(i, k) for i in range(G) for k in range(reps)]
     for i, k in _progress(jobs, total=len(jobs), desc=f"sweep {swept}", progress=progress):
         n_i = int(grid[i]) if swept == "n" else int(n)
         e_i = float(grid[i]) if swept == "eps" else float(eps)
         if swept == "eps" and k in cache:
-            data, theta_fit = cache[k]
+            data, fit = cache[k]
         else:
             data = make_robust_regression(n_i, d=d, theta_norm=theta_norm, rng=gen)
-            theta_fit, _ = fit_and_eigs_nonprivate(data.X, data.y)
+            # one fit of theta(D) per data set, shared by Alg 5 (or 3) and the idealized release
+            fit = data_fit_nonprivate(data.X, data.y, robust_log, lam=0.0, norm_bound=data.norm_bound)
             if swept == "eps":
-                cache[k] = (data, theta_fit)
+                cache[k] = (data, fit)
+        theta_fit = fit.theta
         R = data.norm_bound
-        kw = dict(lam=0.0, norm_bound=R, rng=gen)
+        kw = dict(lam=0.0, norm_bound=R, rng=gen, fit=fit)
         if target == "coordinate":
             loc = release_linear_functional(data.X, data.y, robust_log, u, e_i, delta,
                                             cap=n_i * robust_log.smoothness * R * R, domain="linf", **kw)
@@ -331,7 +345,25 @@ def adult_features() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     class of worker (government, self-employed; private and the 21 unpaid workers are the
     reference: Adult has no "unknown" class after dropping incomplete rows).
     :math:`d = 15` (the source has 17: 8 occupation groups, 4 classes of worker). Label +1 for income >50K.
+    Fresh arrays on every call (the coding itself is computed once per process).
     """
+    X, y, names, _ = _adult_population()
+    return X.copy(), y.copy(), names
+
+
+@functools.cache
+def _adult_population() -> tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray]:
+    """Adult coded as in :func:`adult_features` (read-only arrays) and its unregularized logistic θ, once per process."""
+    from ..losses import logistic
+
+    X, y, names = _adult_coded()
+    theta = fit_nonprivate(X, y, logistic)
+    for a in (X, y, theta):
+        a.setflags(write=False)
+    return X, y, names, theta
+
+
+def _adult_coded() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     from ..datasets import load_adult
 
     a = load_adult(row_norm="none")
@@ -411,13 +443,12 @@ def adult_errors(ns: Sequence[int], *, eps: float, feature: str = "sex", delta: 
     from ..losses import logistic
 
     gen = as_generator(rng)
-    X_all, y_all, names = adult_features()
+    X_all, y_all, names, theta_pop = _adult_population()
     j = names.index(feature)
     n_all, d = X_all.shape
     R = math.sqrt(d)
     u = np.zeros(d)
     u[j] = 1.0
-    theta_pop = fit_nonprivate(X_all, y_all, logistic)
     methods = ("local", "nonprivate", "objpert")
     errors = {m: np.full((len(ns), reps), np.nan) for m in methods}
     bottom = np.zeros((len(ns), reps), dtype=bool)
@@ -426,18 +457,19 @@ def adult_errors(ns: Sequence[int], *, eps: float, feature: str = "sex", delta: 
         n = int(ns[i])
         idx = gen.integers(0, n_all, size=n)
         X, y = X_all[idx], y_all[idx]
-        th = fit_nonprivate(X, y, logistic)
-        kw = dict(lam=0.0, norm_bound=R, rng=gen)
+        fit = data_fit_nonprivate(X, y, logistic, lam=0.0, norm_bound=R)  # shared by both releases
+        th = fit.theta
+        kw = dict(lam=0.0, norm_bound=R, rng=gen, fit=fit)
         loc = release_linear_functional(X, y, logistic, u, eps, delta, cap=n * logistic.smoothness * R * R,
                                         domain="linf", **kw)
         if loc.released:
             v_loc = loc.value
         else:
             bottom[i, k] = True
-            lam_o, sig_o = objpert_calibrate(eps / 2, delta / 2, L=R, beta=logistic.smoothness * R * R)
+            lam_o, sig_o = _objpert_calibration(eps / 2, delta / 2, R, logistic.smoothness * R * R)
             v_loc = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta_released[j]
         ideal = local_sensitivity_release_nonprivate(X, y, logistic, eps, delta, u=u, domain="linf", **kw).value
-        lam_o, sig_o = objpert_calibrate(eps, delta, L=R, beta=logistic.smoothness * R * R)
+        lam_o, sig_o = _objpert_calibration(eps, delta, R, logistic.smoothness * R * R)
         obj = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta_released[j]
         for m, v in (("local", v_loc), ("nonprivate", ideal), ("objpert", obj)):
             errors[m][i, k] = abs(float(v) - th[j])
@@ -472,7 +504,7 @@ def adult_certificate_nonprivate(ns: Sequence[int], *, eps: float = 4.0, delta: 
     from ..losses import logistic
 
     gen = as_generator(rng)
-    X_all, y_all, _ = adult_features()
+    X_all, y_all, _, _ = _adult_population()
     d = X_all.shape[1]
     R = math.sqrt(d)
     consts = st.stability_constants(logistic, norm_bound=R)
@@ -598,7 +630,10 @@ def certified_sample_size_nonprivate(eig_min_avg: float, eig_max_avg: float, *, 
         return bool(r2 <= thr)
 
     grid = np.linspace(1.0, math.log10(n_max), 111)
-    ok = [passes(g) for g in grid]
+    n_grid = np.array([round(10.0 ** g) for g in grid])  # the n of passes(g), evaluated together
+    r2_grid = certificate_r2_nonprivate(n_grid * eig_min_avg, n_grid * eig_max_avg, n=n_grid, loss=loss,
+                                        norm_bound=norm_bound, d=d, certificate=certificate, domain=domain)
+    ok = [bool(v <= thr) for v in r2_grid]
     if not any(ok):
         return math.inf
     j = ok.index(True)
@@ -619,8 +654,7 @@ def adult_population_eigs_nonprivate() -> tuple[float, float, int, int]:
     """
     from ..losses import logistic
 
-    X, y, _ = adult_features()
-    th = fit_nonprivate(X, y, logistic)
+    X, y, _, th = _adult_population()
     ev = np.linalg.eigvalsh(_hessian(X, logistic.d2(X @ th, y), 0.0), UPLO="U") / X.shape[0]
     return float(ev[0]), float(ev[-1]), int(X.shape[0]), int(X.shape[1])
 
@@ -712,8 +746,9 @@ def accuracy_against_n(ns: Sequence[int], *, algorithm: str, d: int = 3, eps: fl
         for k in range(reps):
             data = make_robust_regression(int(n), d=d, rng=gen)
             R = data.norm_bound
-            theta, ev = fit_and_eigs_nonprivate(data.X, data.y)
-            kw = dict(lam=0.0, norm_bound=R, rng=gen, size=draws)
+            fit = data_fit_nonprivate(data.X, data.y, robust_log, lam=0.0, norm_bound=R)
+            theta, ev = fit.theta, fit.eigenvalues
+            kw = dict(lam=0.0, norm_bound=R, rng=gen, size=draws, fit=fit)
             if algorithm == "alg3":
                 rel = local_output_perturbation(data.X, data.y, robust_log, eps, delta, **kw)
             elif algorithm == "alg7":
@@ -724,9 +759,7 @@ def accuracy_against_n(ns: Sequence[int], *, algorithm: str, d: int = 3, eps: fl
             ok = np.asarray(rel.released, dtype=bool)
             released[i, k] = ok.mean()
             if algorithm == "alg5":
-                H = _hessian(data.X, robust_log.d2(data.X @ theta, data.y), 0.0)
-                H = np.triu(H) + np.triu(H, 1).T
-                rate[i, k] = float(np.abs(np.linalg.solve(H, u)).sum())
+                rate[i, k] = float(np.abs(np.linalg.solve(fit.hessian, u)).sum())
                 errs = np.abs(np.asarray(rel.value, dtype=float)[ok] - theta[0])
             else:
                 rate[i, k] = robust_log.lipschitz * R / float(ev[0])

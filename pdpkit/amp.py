@@ -101,34 +101,54 @@ class ClippedGLMLoss:
                 f"beta={self.smoothness:g}>")
 
     def _bounds(self, y: np.ndarray, row_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(u_L, u_H) per row: f'(u_L) = -C/r, f'(u_H) = C/r (-inf / +inf where never reached)."""
+        """(u_L, u_H) per row: f'(u_L) = -C/r, f'(u_H) = C/r (-inf / +inf where never reached).
+
+        A bracket doubled from [-1, 1] up to 60 times, then bisection. Every step acts on
+        each row alone, so it runs once per distinct (y, r) pair (keyed by their bits) and
+        is spread back; f' is nondecreasing (a convex loss), so its value at the farthest
+        bracket point, 2**60 from the origin, tells which rows never reach their target
+        (those get -inf / +inf at once); the bisection stops at its fixed point (a step that
+        changes no bracket changes none after it). The result is that of the plain
+        elementwise computation, to the last bit.
+        """
+        y, r = np.broadcast_arrays(np.asarray(y, dtype=float), np.asarray(row_norm, dtype=float))
+        shape = y.shape
+        uy, iy = np.unique(np.ascontiguousarray(y.ravel()).view(np.int64), return_inverse=True)
+        ur, ir = np.unique(np.ascontiguousarray(r.ravel()).view(np.int64), return_inverse=True)
+        pairs, inverse = np.unique(iy.reshape(-1) * ur.size + ir.reshape(-1), return_inverse=True)
+        inverse = inverse.reshape(-1)
+        y, row_norm = uy[pairs // ur.size].view(float), ur[pairs % ur.size].view(float)
         with np.errstate(divide="ignore"):
             s = np.where(row_norm > 0, self.C / np.where(row_norm > 0, row_norm, 1.0), np.inf)
+        d1 = self.loss._d1
         out = []
         for sign in (-1.0, 1.0):
             target = sign * s
-            lo = np.full(y.shape, -1.0)
-            hi = np.full(y.shape, 1.0)
-            for _ in range(60):  # bracket f'(lo) < target < f'(hi) where possible
-                bad_lo = self.loss._d1(lo, y) >= target
-                bad_hi = self.loss._d1(hi, y) <= target
-                if not (np.any(bad_lo) or np.any(bad_hi)):
-                    break
-                lo = np.where(bad_lo, 2.0 * lo, lo)
-                hi = np.where(bad_hi, 2.0 * hi, hi)
-            never_low = self.loss._d1(lo, y) >= target  # f' never goes below target
-            never_high = self.loss._d1(hi, y) <= target
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                below = self.loss._d1(mid, y) < target
-                lo = np.where(below, mid, lo)
-                hi = np.where(below, hi, mid)
-            u = 0.5 * (lo + hi)
-            if sign < 0:
-                u = np.where(never_low | ~np.isfinite(target), -np.inf, u)
-            else:
-                u = np.where(never_high | ~np.isfinite(target), np.inf, u)
-            out.append(u)
+            edge = d1(np.full(y.shape, sign * 2.0**60), y)
+            never = edge >= target if sign < 0 else edge <= target  # f' never crosses target
+            u = np.full(y.shape, sign * np.inf)
+            act = np.isfinite(target) & ~never
+            if np.any(act):
+                ya, ta = y[act], target[act]
+                lo = np.full(ya.shape, -1.0)
+                hi = np.full(ya.shape, 1.0)
+                for _ in range(60):  # bracket f'(lo) < target < f'(hi) where possible
+                    bad_lo = d1(lo, ya) >= ta
+                    bad_hi = d1(hi, ya) <= ta
+                    if not (np.any(bad_lo) or np.any(bad_hi)):
+                        break
+                    lo = np.where(bad_lo, 2.0 * lo, lo)
+                    hi = np.where(bad_hi, 2.0 * hi, hi)
+                for _ in range(200):
+                    mid = 0.5 * (lo + hi)
+                    below = d1(mid, ya) < ta
+                    lo_next = np.where(below, mid, lo)
+                    hi_next = np.where(below, hi, mid)
+                    if not (np.any(lo_next != lo) or np.any(hi_next != hi)):  # NaN never stops
+                        break
+                    lo, hi = lo_next, hi_next
+                u[act] = 0.5 * (lo + hi)
+            out.append(u[inverse].reshape(shape))
         return out[0], out[1]
 
     def _prepare(self, t: ArrayLike, y: ArrayLike, row_norm: ArrayLike):

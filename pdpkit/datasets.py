@@ -668,8 +668,10 @@ def load_adult(
     feature_names: list[str] = list(_ADULT_CONTINUOUS)
     for c in _ADULT_CATEGORICAL:
         values = table[:, col[c]].astype(str)
-        cats = np.unique(values)
-        parts.append((values[:, None] == cats[None, :]).astype(float))
+        cats, index = np.unique(values, return_inverse=True)
+        onehot = np.zeros((values.size, cats.size))
+        onehot[np.arange(values.size), index] = 1.0  # values == cats[j] exactly where index == j
+        parts.append(onehot)
         feature_names.extend(f"{c}={v}" for v in cats)
     X = np.hstack(parts)
     y = np.where(table[:, col["income"]] == ">50K", 1.0, -1.0)

@@ -163,7 +163,10 @@ def compare_amp_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarr
     batch_size : int, default 256
         Expected batch size of DP-SGD.
     calibration_cache : dict, optional
-        A dict that keeps DP-SGD's noise calibrations between calls (``None``: none).
+        A dict that keeps the calibrations between calls (``None``: none): keyed by
+        ``(eps, delta, q, steps)`` (q = ``min(1, batch_size / n)``, steps =
+        ``ceil(epochs / q)``), valued ``(noise_dishonest, noise_honest, (lambda, sigma))``;
+        an entry already there is used as it is.
     """
     gen = as_generator(rng)
     n = X_train.shape[0]

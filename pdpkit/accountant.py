@@ -813,6 +813,40 @@ class BudgetPlan:
         return "\n".join(lines)
 
 
+def _illinois(g: Any, lo: float, hi: float, g_lo: float, g_hi: float, *, done: Any, max_iter: int,
+              guard: float = 0.0) -> float:
+    """Narrow ``[lo, hi]`` (``g(lo) <= 0 < g(hi)``, g increasing) by regula falsi with the Illinois rule; the feasible end.
+
+    The next point is the secant's root (kept ``guard`` of the width away from the ends, or the
+    midpoint when it falls outside or ``g(hi)`` is infinite); the end kept twice in a row has
+    its value halved. Stops when ``done(lo, hi, g(lo))`` or after ``max_iter`` evaluations.
+    """
+    side = 0
+    for _ in range(max_iter):
+        if done(lo, hi, g_lo):
+            break
+        if math.isfinite(g_hi) and g_hi > g_lo:
+            x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            if guard > 0:
+                x = min(max(x, lo + guard * (hi - lo)), hi - guard * (hi - lo))
+            elif not lo < x < hi:
+                x = 0.5 * (lo + hi)
+        else:
+            x = 0.5 * (lo + hi)
+        gx = g(x)
+        if gx <= 0:
+            lo, g_lo = x, gx
+            if side == -1:
+                g_hi *= 0.5
+            side = -1
+        else:
+            hi, g_hi = x, gx
+            if side == 1:
+                g_lo *= 0.5
+            side = 1
+    return lo
+
+
 def _part_charges(name: str, got: Any, delta: float) -> tuple[Charge, ...]:
     if isinstance(got, Charge):
         return (got,)
@@ -903,26 +937,9 @@ def plan_budget(eps: float, delta: float, parts: Any, *, weights: Any = None, rt
         lo = hi * (1.0 - 1e-12)
     # the bracket [lo, hi] (lo meets the budget, hi does not) narrowed on log t by the Illinois variant of
     # regula falsi (the composed epsilon is smooth and increasing in t), by bisection where a side is infinite
-    side = 0
-    while math.log(hi / lo) > rtol:
-        a, b = math.log(lo), math.log(hi)
-        if math.isfinite(f_hi) and f_hi > f_lo:
-            x = b - f_hi * (b - a) / (f_hi - f_lo)
-            x = min(max(x, a + 0.01 * (b - a)), b - 0.01 * (b - a))  # keep away from the ends
-        else:
-            x = 0.5 * (a + b)
-        mid = math.exp(x)
-        f_mid = total(mid) - eps
-        if f_mid <= 0:
-            lo, f_lo = mid, f_mid
-            if side == -1:
-                f_hi *= 0.5
-            side = -1
-        else:
-            hi, f_hi = mid, f_mid
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
+    if math.log(hi / lo) > rtol:
+        lo = math.exp(_illinois(lambda x: total(math.exp(x)) - eps, math.log(lo), math.log(hi), f_lo, f_hi,
+                                done=lambda a, b, g: b - a <= rtol, max_iter=200, guard=0.01))
     final = charges_at(lo)
     tot, how = compose(final, delta)
     if tot > eps * (1.0 + 1e-12):  # pragma: no cover - the bisection keeps the feasible end
@@ -1059,24 +1076,9 @@ def objpert_calibrate_composed(eps: float, delta: float, *, L: float, beta: floa
     g_hi = _fits_epsilon(math.exp(hi), a, L, count, mu_out, delta, rdp_only=False) - eps
     if g_hi <= 0:
         lo = hi
-    side = 0
-    for _ in range(40):
-        if hi - lo <= width or g_lo >= -1e-6 * eps:
-            break
-        x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
-        if not lo < x < hi:
-            x = 0.5 * (lo + hi)
-        g = _fits_epsilon(math.exp(x), a, L, count, mu_out, delta, rdp_only=False) - eps
-        if g <= 0:
-            lo, g_lo = x, g
-            if side == -1:
-                g_hi *= 0.5
-            side = -1
-        else:
-            hi, g_hi = x, g
-            if side == 1:
-                g_lo *= 0.5
-            side = 1
+    lo = _illinois(lambda x: _fits_epsilon(math.exp(x), a, L, count, mu_out, delta, rdp_only=False) - eps,
+                   lo, hi, g_lo, g_hi, done=lambda lo_, hi_, g: hi_ - lo_ <= width or g >= -1e-6 * eps,
+                   max_iter=40)
     e0 = math.exp(lo)
     lam = beta / math.expm1(e0)
     for _ in range(64):  # the check, with the real beta and lam

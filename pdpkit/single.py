@@ -219,12 +219,18 @@ def _check_size(size: Any) -> int | None:
     return None if size is None else check_int_at_least(size, "size", 1)
 
 
-def _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise):
-    """Shared validation (everything before any noise is drawn)."""
+def _check_bounded_loss(loss: Any) -> GLMLoss:
+    """The loss, which must have a bounded derivative (else no local sensitivity bound)."""
     loss = _check_loss(loss)
     if not math.isfinite(loss.lipschitz):
         raise ValueError(f"loss {loss.name!r} has an unbounded gradient (lipschitz = inf): no local "
                          "sensitivity bound; use a loss with bounded f' (robust_log, logistic, huber)")
+    return loss
+
+
+def _check_common(X, y, loss, eps, delta, lam, norm_bound, neighbours, noise):
+    """Shared validation (everything before any noise is drawn)."""
+    loss = _check_bounded_loss(loss)
     X, y = _check_data(X, y, loss)
     eps = float(check_positive(eps, "eps"))
     delta = float(check_probability(delta, "delta"))
@@ -342,10 +348,7 @@ def data_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam:
     DataFit
         θ(D) to gradient norm τ = 10⁻¹²·n·r·L, the curvatures, τ, the data Hessian and its eigenvalues.
     """
-    loss_c = _check_loss(loss)
-    if not math.isfinite(loss_c.lipschitz):
-        raise ValueError(f"loss {loss_c.name!r} has an unbounded gradient (lipschitz = inf): no local "
-                         "sensitivity bound; use a loss with bounded f' (robust_log, logistic, huber)")
+    loss_c = _check_bounded_loss(loss)
     Xc, yc = _check_data(X, y, loss_c)
     lam = float(check_nonnegative(lam, "lam"))
     R = _check_norm_bound(Xc, norm_bound)

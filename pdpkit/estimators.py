@@ -724,7 +724,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     (:func:`pdpkit.accountant.objpert_calibrate_composed`); ``predict_proba`` normalizes the K
     logistic scores. Its privacy report is one report per class's model (each at ρ/K, with its noise
     scaled by √K for a data-dependent or adaptive report, so the K together cost the report's
-    budget); a person's bound is the sum of the K bounds (:meth:`privacy_report`), and
+    budget); a person's bound is the sum of the K bounds
+    (:meth:`~pdpkit.estimators.ObjPertEstimator.privacy_report`), and
     :func:`pdpkit.page.privacy_page` computes it in the browser.
 
     Parameters

@@ -45,29 +45,39 @@ def _mp_monomial_matrix(x, d: int, mp):
 
         def xp(k):
             return x ** k
+    # c4[j] = -2 x^(j-1) e^(-x^2/4), the same expression in Phi_i's and G_ij's recursions
+    c4 = [None] + [-2 * xp(j - 1) * e4 for j in range(1, d)]
     phi = [phi0, -2 * e4]
     for i in range(2, d):
-        phi.append(-2 * xp(i - 1) * e4 + 2 * (i - 1) * phi[i - 2])
+        phi.append(c4[i] + 2 * (i - 1) * phi[i - 2])
     integ = [i0, -e2]
     for k in range(2, 2 * d):
         integ.append(-xp(k - 1) * e2 + (k - 1) * integ[k - 2])
-    G = [[mp.mpf(0)] * d for _ in range(d)]
+    g0 = [phi[0] ** 2 / 2, -2 * integ[0]]
+    for i in range(2, d):
+        g0.append(-2 * integ[i - 1] + 2 * (i - 1) * g0[i - 2])
+    # G_ij = c4_j Phi_i + 2 I_{i+j-1} + 2 (j - 1) G_{i,j-2} on mpmath's raw numbers: the same
+    # operations (mpf_mul, mpf_mul_int, mpf_add, mpf_sub) as mpf's operators, without objects
+    from mpmath.libmp import mpf_add, mpf_mul, mpf_mul_int, mpf_sub
+
+    ctx = getattr(mp, "mp", mp)
+    prec, rnd = ctx._prec_rounding
+    c4r = [None] + [v._mpf_ for v in c4[1:]]
+    integr = [v._mpf_ for v in integ]
+    G = []
     for i in range(d):
-        if i == 0:
-            G[0][0] = phi[0] ** 2 / 2
-        elif i == 1:
-            G[1][0] = -2 * integ[0]
-        else:
-            G[i][0] = -2 * integ[i - 1] + 2 * (i - 1) * G[i - 2][0]
+        phi_i = phi[i]._mpf_
+        row = [g0[i]._mpf_]
         for j in range(1, d):
-            val = -2 * xp(j - 1) * e4 * phi[i] + 2 * integ[i + j - 1]
+            val = mpf_add(mpf_mul(c4r[j], phi_i, prec, rnd), mpf_mul_int(integr[i + j - 1], 2, prec, rnd),
+                          prec, rnd)
             if j >= 2:
-                val += 2 * (j - 1) * G[i][j - 2]
-            G[i][j] = val
-    A = [[mp.mpf(0)] * n for _ in range(n)]
-    for i in range(d):
-        for j in range(d):
-            A[i][j] = G[i][j] - G[j][i]
+                val = mpf_add(val, mpf_mul_int(row[j - 2], 2 * (j - 1), prec, rnd), prec, rnd)
+            row.append(val)
+        G.append(row)
+    make = ctx.make_mpf
+    A = [[make(mpf_sub(G[i][j], G[j][i], prec, rnd)) for j in range(d)] + [mp.mpf(0)] * (n - d)
+         for i in range(d)] + [[mp.mpf(0)] * n for _ in range(n - d)]
     if d % 2:
         for i in range(d):
             A[i][d] = phi[i]
@@ -75,42 +85,156 @@ def _mp_monomial_matrix(x, d: int, mp):
     return A
 
 
-def _mp_det(rows, mp):
+def _mp_det(rows, mp, *, use_gmpy2: bool | None = None):
     """Determinant of a square matrix given as a list of rows of mpf: ``mpmath.det``'s algorithm.
 
     The Gauss elimination of ``mpmath.LU_decomp`` step for step (scaled partial pivoting:
     the row maximizing pivot / row sum; zero when a row sum or a pivot is at most
     ``||A||_1 eps``), so the value is the same to the last bit, on plain lists instead of
     an ``mpmath.matrix``, whose indexing costs more than the arithmetic at these sizes.
+    Every step is an operation correctly rounded to the working precision (round to
+    nearest, ties to even), as in mpmath; with ``gmpy2`` (``use_gmpy2=None``: when it can be
+    imported) the same roundings are done by MPFR (several times faster), otherwise on
+    mpmath's raw numbers.
     """
-    a = [list(r) for r in rows]
+    ctx = getattr(mp, "mp", mp)                      # the module's context, or a context
+    n = len(rows)
+    if n == 0:
+        return mp.mpf(1)
+    from mpmath.libmp import mpf_abs, mpf_mul, mpf_mul_int, mpf_sum
+
+    prec, rnd = ctx._prec_rounding
+    a = [[ctx.convert(v)._mpf_ for v in r] for r in rows]
+    # mpmath: tol = absmin(mnorm(A, 1) * eps), mnorm(A, 1) = max_j fsum(abs(a_ij) for i)
+    tol = ctx.absmin(max(ctx.make_mpf(mpf_sum([mpf_abs(r[j], prec, rnd) for r in a], prec, rnd))
+                         for j in range(n)) * ctx.eps)
+    if use_gmpy2 is None:
+        try:
+            import gmpy2  # noqa: F401
+            use_gmpy2 = True
+        except ImportError:   # pragma: no cover - gmpy2 is a test dependency
+            use_gmpy2 = False
+    elim = _elimination_gmpy2 if use_gmpy2 else _elimination_mpf
+    sign, diag = elim(a, tol._mpf_, prec, rnd)
+    if diag is None:
+        return ctx.mpf(0)
+    det = mpf_mul_int(diag[0], sign, prec, rnd)      # mpmath: det = (+-1) * a_00, then *= a_ii
+    for v in diag[1:]:
+        det = mpf_mul(det, v, prec, rnd)
+    return ctx.make_mpf(det)
+
+
+def _elimination_mpf(a, tol, prec, rnd):
+    """Elimination of :func:`_mp_det` on mpmath's raw numbers: (sign, diagonal) or (1, None) if singular."""
+    from mpmath.libmp import fzero, mpf_abs, mpf_div, mpf_gt, mpf_le, mpf_mul, mpf_rdiv_int, mpf_sub, mpf_sum
+
     n = len(a)
-    tol = mp.absmin(max(mp.fsum(abs(r[j]) for r in a) for j in range(n)) * mp.eps)
-    det = 1
+    sign = 1
     for j in range(n - 1):
-        biggest, piv_row = 0, None
+        biggest, piv_row = fzero, None
         for k in range(j, n):
-            s = mp.fsum([abs(v) for v in a[k][j:]])
-            if s <= tol:
-                return mp.mpf(0)
-            current = 1 / s * abs(a[k][j])
-            if current > biggest:
+            row = a[k]
+            s = mpf_sum([mpf_abs(v, prec, rnd) for v in row[j:]], prec, rnd)
+            if mpf_le(s, tol):
+                return 1, None
+            current = mpf_mul(mpf_rdiv_int(1, s, prec, rnd), mpf_abs(row[j], prec, rnd), prec, rnd)
+            if mpf_gt(current, biggest):
                 biggest, piv_row = current, k
-        if piv_row is None or abs(a[piv_row][j]) <= tol:
-            return mp.mpf(0)
+        if piv_row is None or mpf_le(mpf_abs(a[piv_row][j], prec, rnd), tol):
+            return 1, None
         if piv_row != j:
             a[j], a[piv_row] = a[piv_row], a[j]
-            det *= -1
+            sign = -sign
         pivot, tail = a[j][j], a[j][j + 1:]
         for i in range(j + 1, n):
-            f = a[i][j] / pivot
             row = a[i]
-            a[i] = row[:j] + [f] + [v - f * w for v, w in zip(row[j + 1:], tail, strict=True)]
-    if abs(a[n - 1][n - 1]) <= tol:
-        return mp.mpf(0)
-    for i in range(n):
-        det *= a[i][i]
-    return det
+            f = mpf_div(row[j], pivot, prec, rnd)
+            a[i] = row[:j] + [f] + [mpf_sub(v, mpf_mul(f, w, prec, rnd), prec, rnd)
+                                    for v, w in zip(row[j + 1:], tail, strict=True)]
+    if mpf_le(mpf_abs(a[n - 1][n - 1], prec, rnd), tol):
+        return 1, None
+    return sign, [a[i][i] for i in range(n)]
+
+
+def _elimination_gmpy2(a, tol, prec, rnd):
+    """Elimination of :func:`_mp_det` in MPFR (gmpy2), the same roundings as :func:`_elimination_mpf`.
+
+    mpmath's operations (mpf_mul, mpf_sub, mpf_div, mpf_rdiv_int, mpf_abs with a precision)
+    and MPFR's are both correctly rounded to nearest-even, so they agree bit for bit. The
+    row sums of the pivot search: ``mpf_sum`` adds exactly and rounds once, unless a term
+    lies more than twice the precision below the running sum (it then drops the term);
+    MPFR's ``fsum`` is correctly rounded. The two differ by at most one unit in the last
+    place, which changes a decision only where it is within a few units of a tie: a row
+    sum against the tolerance, or two rows' pivot criteria against each other. There the
+    row sums are taken from ``mpf_sum`` itself.
+    """
+    import gmpy2
+    from mpmath.libmp import from_man_exp, mpf_sum
+
+    if rnd != "n":   # pragma: no cover - mpmath's default rounding is to nearest
+        return _elimination_mpf(a, tol, prec, rnd)
+
+    def to_mpfr(v, conv):
+        sgn, man, exp, bc = v
+        if not man:
+            if exp:                                  # inf or nan: not from a finite matrix
+                raise ValueError("non-finite matrix entry")
+            return gmpy2.mpfr(0)
+        return conv.mul_2exp(gmpy2.mpfr(-man if sgn else man, max(bc, 2)), exp)
+
+    def to_mpf(x):
+        man, exp = x.as_mantissa_exp()
+        return from_man_exp(int(man), int(exp))
+
+    n = len(a)
+    conv = gmpy2.context(precision=max(2, prec, *(v[3] for r in a for v in r), tol[3]))
+    A = [[to_mpfr(v, conv) for v in r] for r in a]
+    tol_r = to_mpfr(tol, conv)
+    saved = gmpy2.get_context()
+    gmpy2.set_context(gmpy2.context(precision=prec, round=gmpy2.RoundToNearest,
+                                    emax=conv.emax, emin=conv.emin))
+    try:
+        near = 1 - gmpy2.mul_2exp(gmpy2.mpfr(1), 12 - prec)     # a few units in the last place
+        fsum = gmpy2.fsum
+
+        def exact_sum(row, j):                       # mpmath's fsum of the rounded |a_kl|, l >= j
+            return to_mpfr(mpf_sum([to_mpf(abs(v)) for v in row[j:]], prec, rnd), conv)
+
+        sign = 1
+        for j in range(n - 1):
+            crit = []                                # pivot criteria 1/s_k |a_kj|, s_k within an ulp
+            for k in range(j, n):
+                row = A[k]
+                s = fsum(map(abs, row[j:]))
+                if s * near <= tol_r:
+                    s = exact_sum(row, j)
+                    if s <= tol_r:
+                        return 1, None
+                crit.append((1 / s) * abs(row[j]))
+            best = max(crit)
+            close = [i for i, c in enumerate(crit) if c >= best * near]
+            if best > 0 and len(close) > 1:          # near a tie: the exact criteria decide
+                for i in close:
+                    crit[i] = (1 / exact_sum(A[j + i], j)) * abs(A[j + i][j])
+            biggest, piv_row = 0, None
+            for i, current in enumerate(crit):       # mpmath: the first row of largest criterion
+                if current > biggest:
+                    biggest, piv_row = current, j + i
+            if piv_row is None or abs(A[piv_row][j]) <= tol_r:
+                return 1, None
+            if piv_row != j:
+                A[j], A[piv_row] = A[piv_row], A[j]
+                sign = -sign
+            pivot, tail = A[j][j], A[j][j + 1:]
+            for i in range(j + 1, n):
+                row = A[i]
+                f = row[j] / pivot
+                A[i] = row[:j] + [f] + [v - f * w for v, w in zip(row[j + 1:], tail, strict=True)]
+        if abs(A[n - 1][n - 1]) <= tol_r:
+            return 1, None
+        return sign, [to_mpf(A[i][i]) for i in range(n)]
+    finally:
+        gmpy2.set_context(saved)
 
 
 def goe_lambda1_cdf_mpmath(x: float, d: int, *, dps: int | None = None, validate: bool = True):

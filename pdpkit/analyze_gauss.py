@@ -20,6 +20,7 @@ of Algorithm 6, :math:`G = \sigma(Z + Z^\top)/\sqrt 2`. Every ``rng`` accepts an
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -58,11 +59,22 @@ def _check_variant(variant: str) -> str:
     return variant
 
 
+@lru_cache(maxsize=32)
+def _tri_masks(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.tri(d, d, -1)`` and ``np.tri(d, d, 0)`` as booleans: the masks of ``np.triu(., 0)``, ``np.triu(., 1)``."""
+    below, below_or_on = np.tri(d, d, -1, dtype=bool), np.tri(d, d, 0, dtype=bool)
+    below.setflags(write=False)
+    below_or_on.setflags(write=False)
+    return below, below_or_on
+
+
 def _upper_noise(d: int, sigma: float, shape: tuple[int, ...], gen: np.random.Generator) -> np.ndarray:
     """Classic Analyze-Gauss noise: iid N(0, sigma^2) on and above the diagonal, mirrored."""
     e = sigma * gen.standard_normal(shape + (d, d))
-    upper = np.triu(e)
-    return upper + np.swapaxes(np.triu(e, 1), -1, -2)
+    below, below_or_on = _tri_masks(d)
+    zero = np.zeros(1, e.dtype)
+    upper = np.where(below, zero, e)                            # np.triu(e), with its mask cached
+    return upper + np.swapaxes(np.where(below_or_on, zero, e), -1, -2)   # + np.triu(e, 1)^T
 
 
 def _check_symmetric(H, name: str) -> np.ndarray:

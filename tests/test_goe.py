@@ -169,15 +169,26 @@ def test_reference_determinant_is_mpmaths_to_the_last_bit():
 
     from pdpkit._goe_mpmath import _mp_det, _mp_monomial_matrix
 
-    # the reference's elimination on lists is mpmath.det's (same pivots, same roundings),
-    # including the zero it returns for a numerically singular matrix at low precision
-    for d, x, dps in ((5, 0.5, 15), (12, 6.9, 40), (13, -3.0, 15), (13, 7.2, 62), (20, math.inf, 30)):
+    # the reference's elimination on lists is mpmath.det's (same pivots, same roundings), done in
+    # MPFR (gmpy2) or on mpmath's raw numbers, including the zero it returns for a numerically
+    # singular matrix at low precision
+    for d, x, dps in ((5, 0.5, 15), (12, 6.9, 40), (13, -3.0, 15), (13, 7.2, 62), (20, math.inf, 30),
+                      (30, 11.0, 71)):
         with mp.workdps(dps):
             A = _mp_monomial_matrix(x if x != math.inf else mp.inf, d, mp)
-            assert _mp_det(A, mp) == mp.det(mp.matrix(A))
+            ref = mp.det(mp.matrix(A))
+            assert _mp_det(A, mp) == ref == _mp_det(A, mp, use_gmpy2=False)
+    with mp.workdps(15):
+        # rows spanning more than the precision (mpmath's row sums drop terms), the first two with
+        # tied pivot criteria (mpmath takes the first)
+        big = mp.mpf(2) ** 60
+        for A in ([[big, 1, big / 2], [big, big / 2, 1], [3, big, 5 * big]], [[big, 1, 3], [5, big, 1], [7, 3, big]]):
+            ref = mp.det(mp.matrix(A))
+            assert ref != 0 and _mp_det(A, mp) == ref == _mp_det(A, mp, use_gmpy2=False)
     with mp.workdps(30):
-        assert _mp_det([[1, 2], [2, 4]], mp) == 0 == mp.det(mp.matrix([[1, 2], [2, 4]]))
-        assert _mp_det([[0, 1], [1, 0]], mp) == -1
+        for use in (True, False):
+            assert _mp_det([[1, 2], [2, 4]], mp, use_gmpy2=use) == 0 == mp.det(mp.matrix([[1, 2], [2, 4]]))
+            assert _mp_det([[0, 1], [1, 0]], mp, use_gmpy2=use) == -1
 
 
 def test_mpmath_reference_normalization_is_mehta_constant():
@@ -195,7 +206,11 @@ def test_closed_forms_d1_d2_sympy():
     F1 = sp.integrate(w, (t, -sp.oo, x)) / sp.integrate(w, (t, -sp.oo, sp.oo))
     # d = 2: density (1/Z2) |l1 - l2| e^{-(l1^2 + l2^2)/4}; F2 = (2/Z2) int_{l1<l2<x} (l2 - l1) ...
     inner = sp.integrate((x - t) * w, (t, -sp.oo, x))          # int_{l1 < x} (x - l1) w(l1)
-    Z2 = sp.simplify(2 * sp.integrate(inner * sp.exp(-x**2 / 4), (x, -sp.oo, sp.oo)))
+    # Z2 = int int |l1 - l2| w(l1) w(l2): with u = l2 - l1, v = l1 + l2 (Jacobian 1/2) and
+    # l1^2 + l2^2 = (u^2 + v^2)/2 it is int_0^inf u e^{-u^2/8} du * int_R e^{-v^2/8} dv
+    u, v = sp.symbols("u v", real=True)
+    Z2 = sp.simplify(sp.integrate(u * sp.exp(-u**2 / 8), (u, 0, sp.oo))
+                     * sp.integrate(sp.exp(-v**2 / 8), (v, -sp.oo, sp.oo)))
     assert sp.simplify(Z2 - 8 * sp.sqrt(2 * sp.pi)) == 0
     assert math.exp(goe._log_mehta(2)) == pytest.approx(float(Z2), rel=1e-14)   # Mehta's formula
     F2 = (1 + sp.erf(x / sp.sqrt(2))) / 2 - sp.exp(-x**2 / 4) * (1 + sp.erf(x / 2)) / (2 * sp.sqrt(2))
@@ -230,26 +245,66 @@ def test_cdf_agrees_with_monte_carlo(d):
     _check_against_empirical(lam, d)                     # 10^5 GOE draws, 4 standard errors
 
 
+def _sturm_all_below(a: np.ndarray, b2: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """For tridiagonal matrices (diagonals a, squared off-diagonals b2; one per row) and one
+    point x per row: whether every eigenvalue is below x (all pivots of T - x I negative)."""
+    q = a[:, 0] - x
+    below = q < 0
+    for k in range(1, a.shape[1]):
+        q = a[:, k] - x - b2[:, k - 1] / q
+        below &= q < 0
+    return below
+
+
+def _tridiagonal_goe(d: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """m draws of the Dumitriu-Edelman (2002) model of the standard GOE(d) (beta = 1): diagonal
+    N(0, 2), squared off-diagonal chi^2_{d-1}, ..., chi^2_1 (the eigenvalue law of (Z + Z^T)/sqrt 2)."""
+    a = rng.normal(0.0, math.sqrt(2.0), size=(m, d))
+    b2 = rng.chisquare(np.arange(d - 1, 0, -1), size=(m, d - 1))
+    return a, b2
+
+
+def _tridiagonal_lambda_max(a: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """lambda_max of each tridiagonal matrix by bisection on Sturm counts, to 1e-11 absolute."""
+    b = np.sqrt(b2)
+    lo = np.max(a, axis=1)                                      # lambda_max >= max_k a_k
+    hi = np.max(a + np.pad(b, ((0, 0), (0, 1))) + np.pad(b, ((0, 0), (1, 0))), axis=1)   # Gershgorin
+    while np.max(hi - lo) > 1e-11:
+        mid = 0.5 * (lo + hi)
+        below = _sturm_all_below(a, b2, mid)
+        hi, lo = np.where(below, mid, hi), np.where(below, lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def test_tridiagonal_lambda_max_is_the_largest_eigenvalue():
+    from scipy.linalg import eigvalsh_tridiagonal
+
+    a, b2 = _tridiagonal_goe(7, 50, np.random.default_rng(3))
+    lam = _tridiagonal_lambda_max(a, b2)
+    ref = [eigvalsh_tridiagonal(a[i], np.sqrt(b2[i]))[-1] for i in range(a.shape[0])]
+    np.testing.assert_allclose(lam, ref, rtol=0, atol=1e-10)
+
+
 def test_cdf_agrees_with_monte_carlo_d50():
-    # 10^5 draws of the d = 50 GOE spectrum through the Dumitriu-Edelman (2002) tridiagonal model
-    # (diagonal N(0, 2), off-diagonal chi_{d-1}, ..., chi_1: the same eigenvalue law as (Z + Z^T)/sqrt 2),
-    # with lambda_max <= x decided by Sturm counts; and 10^5 dense goe_matrix draws.
+    # 10^5 draws of the d = 50 GOE spectrum through the Dumitriu-Edelman (2002) tridiagonal model,
+    # with lambda_max <= x decided by Sturm counts; and 2 x 10^4 dense goe_matrix draws.
     d, n = 50, 10**5
     rng = np.random.default_rng(150)
     xs = goe.goe_lambda1_quantile(np.linspace(0.002, 0.998, 41), d=d)
-    a = rng.normal(0.0, math.sqrt(2.0), size=(n, d))
-    b2 = rng.chisquare(np.arange(d - 1, 0, -1), size=(n, d - 1))
-    all_below = np.ones((n, xs.size), dtype=bool)
-    q = a[:, :1] - xs[None, :]
-    all_below &= q < 0
-    for k in range(1, d):
-        q = a[:, k:k + 1] - xs[None, :] - b2[:, k - 1:k] / q
-        all_below &= q < 0
+    a, b2 = _tridiagonal_goe(d, n, rng)
+    # all_below[i, j] = (lambda_max_i <= xs[j]), monotone in j: find for each draw the first
+    # grid point above lambda_max by binary search (6 Sturm sweeps instead of 41)
+    lo, hi = np.zeros(n, dtype=int), np.full(n, xs.size)        # first index is in [lo, hi]
+    while np.any(lo < hi):
+        active, mid = lo < hi, (lo + hi) // 2
+        below = _sturm_all_below(a, b2, xs[np.minimum(mid, xs.size - 1)])
+        hi, lo = np.where(active & below, mid, hi), np.where(active & ~below, mid + 1, lo)
+    all_below = np.arange(xs.size)[None, :] >= lo[:, None]
     F = goe.goe_lambda1_cdf(xs, d=d)
     assert np.max(np.abs(all_below.mean(axis=0) - F) / np.sqrt(F * (1 - F) / n)) < 4.0
     # the dense sampler at 2 * 10^4 draws: a 1% error in its scale moves lambda_max by 0.2 of its sd,
     # about 20 standard errors of the empirical CDF at the median (the CDF itself is checked above at 10^5)
-    lam = np.concatenate([np.linalg.eigvalsh(goe.goe_matrix(d, size=10**4, rng=rng))[:, -1] for _ in range(2)])
+    lam = np.concatenate([np.linalg.eigvalsh(goe.goe_matrix(d, size=2000, rng=rng))[:, -1] for _ in range(10)])
     _check_against_empirical(lam, d)
     with pytest.raises(AssertionError):  # the tester's control: the 1% scale error is caught
         _check_against_empirical(1.01 * lam, d)
@@ -405,13 +460,16 @@ def test_tracy_widom_scaling_constants():
     assert np.all(np.diff(gaps, axis=0) < 0) and np.all(gaps[-1] < 0.12)
     for p in (0.1, 0.5, 0.9):
         assert abs(goe.goe_lambda1_quantile(p, d=200) - goe.tracy_widom_approx_quantile(p, d=200)) * 200 ** (1 / 6) < 0.1
-    # simulation of the scaled largest eigenvalue agrees with the exact finite-d moments (d = 60)
-    rng = np.random.default_rng(21)
+    # simulation of the scaled largest eigenvalue agrees with the exact finite-d moments (d = 60):
+    # 10^4 draws of the tridiagonal model (the eigenvalue law of the dense GOE, whose own sampler is
+    # checked against the exact CDF at d = 2, 5, 10, 50)
     d = 60
-    lam = np.concatenate([np.linalg.eigvalsh(goe.goe_matrix(d, size=2000, rng=rng))[:, -1] for _ in range(5)])
+    lam = _tridiagonal_lambda_max(*_tridiagonal_goe(d, 10**4, np.random.default_rng(21)))
     m, s = goe.goe_lambda1_mean_std(d)
     assert abs(lam.mean() - m) < 4 * s / math.sqrt(lam.size)
     assert abs(lam.std() / s - 1) < 4 / math.sqrt(2 * lam.size)
+    # the control: a 1% scale error moves the mean by about 23 standard errors
+    assert abs(1.01 * lam.mean() - m) > 4 * s / math.sqrt(lam.size)
 
 
 # ---------------------------------------------------------------------------

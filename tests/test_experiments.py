@@ -20,7 +20,7 @@ from pdpkit.objpert import (
     objpert_calibrate_classic,
     objpert_log_density,
 )
-from pdpkit.output_perturbation import output_perturbation_sensitivity
+from pdpkit.output_perturbation import output_perturbation_fit, output_perturbation_sensitivity
 
 DELTA = 1e-5
 
@@ -191,6 +191,32 @@ def test_accuracy_vs_epsilon_limits_and_feasibility():
     np.testing.assert_allclose(mean_out, res.acc_output[np.arange(3), j].mean(axis=1))
     with pytest.raises(ValueError, match="method"):
         res.best("dpsgd")
+
+
+def test_accuracy_vs_epsilon_output_releases_are_output_perturbation_fits():
+    """Every seed's output-perturbation release is output_perturbation_fit with that seed's stream.
+
+    The experiment fits once per (eps, lambda) and adds each seed's noise to that minimizer;
+    the reference calls output_perturbation_fit for every seed. The other stream of each
+    seed (ObjPert's) must give other accuracies: the comparison can fail.
+    """
+    rng = np.random.default_rng(10)
+    Xtr, ytr, Xte, yte = _separable(200, 3, rng)
+    eps, lams, n_seeds = [0.5, 2.0], [0.3, 3.0], 5
+    res = ov.accuracy_vs_epsilon(Xtr, ytr, Xte, yte, eps, lams=lams, n_seeds=n_seeds, rng=np.random.default_rng(2))
+    seeds = np.random.default_rng(2).integers(0, 2**63 - 1, size=(n_seeds, 2))  # as the experiment draws them
+
+    def accuracies(e, lam, stream):
+        thetas = np.array([output_perturbation_fit(Xtr, ytr, logistic, e, DELTA, lam=lam,
+                                                   rng=np.random.default_rng(s)).theta for s in stream])
+        return np.mean(np.where(Xte @ thetas.T >= 0, 1.0, -1.0) == yte[:, None], axis=0)
+
+    differs = False
+    for i, e in enumerate(eps):
+        for j, lam in enumerate(lams):
+            np.testing.assert_array_equal(res.acc_output[i, j], accuracies(e, lam, seeds[:, 0]))
+            differs |= not np.array_equal(res.acc_output[i, j], accuracies(e, lam, seeds[:, 1]))
+    assert differs
 
 
 def test_accuracy_vs_epsilon_common_random_numbers_and_validation():

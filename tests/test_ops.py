@@ -394,15 +394,21 @@ def test_adaops_laws_over_runs():
     X, y = _ada_data(n=2000, d=3, seed=12)
     lmin = np.linalg.eigvalsh(X.T @ X)[0]
     gen = np.random.default_rng(13)
-    zs, ws = [], []
+    zs, ws, gammas = [], [], []
     for _ in range(60):
         r = ops.adaops_fit(X, y, 1.0, 1e-6, kappa=3.0, rng=gen)
         zs.append((r.lam_min_noisy - lmin) / r.sigma_lam)
         H = X.T @ X + r.lam * np.eye(3)
         mean = np.linalg.solve(H, X.T @ y)
         ws.append(np.linalg.cholesky(H).T @ (r.theta - mean) * math.sqrt(r.gamma))
+        gammas.append(r.gamma)
     assert stats.kstest(zs, "norm").pvalue > 1e-3
     assert stats.kstest(np.ravel(ws), "norm").pvalue > 1e-3
+    # test the tester (same runs): a λ̃ centred one σ_λ off, and θ̃'s noise without the
+    # 1/sqrt(γ) of OPS, are refuted (p about 1e-8 and 1e-10 here)
+    assert stats.kstest(np.array(zs) - 1.0, "norm").pvalue < 1e-5
+    wrong_w = np.array(ws) / np.sqrt(np.array(gammas))[:, None]
+    assert stats.kstest(np.ravel(wrong_w), "norm").pvalue < 1e-5
 
 
 def test_adaops_infeasible_kappa_and_domain():

@@ -103,6 +103,11 @@ def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.mean(pred == y[:, None], axis=0)
 
 
+def _output_noise(seed: int, sigma: float, d: int) -> np.ndarray:
+    """The noise :func:`pdpkit.output_perturbation.output_perturbation_fit` draws with ``rng=default_rng(seed)``."""
+    return np.random.default_rng(seed).normal(0.0, sigma, size=d)
+
+
 def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, epsilons: Sequence[float],
                         *, lams: Sequence[float], delta: float = 1e-5, n_seeds: int = 10,
                         loss: str | GLMLoss = "logistic", objpert_form: str = "kifer",
@@ -119,6 +124,13 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
     :math:`\operatorname{sign}(x^\top\theta)` on the test set. Seed :math:`s` uses the same
     standard-normal draws for every :math:`(\epsilon, \lambda)` (common random numbers), so
     the curves are smooth in :math:`\epsilon` and :math:`\lambda`.
+
+    The minimizer that output perturbation perturbs depends on neither :math:`\epsilon` nor
+    the seed: :func:`~pdpkit.output_perturbation.output_perturbation_fit` runs once per
+    :math:`(\epsilon, \lambda)` (it gives seed 0's release and :math:`\sigma`), and seed
+    :math:`s`'s release is that minimizer plus seed :math:`s`'s draw of
+    :math:`\mathcal N(0, \sigma^2 I)` — ``output_perturbation_fit`` with seed :math:`s`, up to
+    the rounding of the minimizer recovered from seed 0's release.
 
     Parameters
     ----------
@@ -160,7 +172,7 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
     delta = float(check_probability(delta, "delta"))
     n_seeds = check_int_at_least(n_seeds, "n_seeds", 1)
     seeds = as_generator(rng).integers(0, 2**63 - 1, size=(n_seeds, 2))
-    k, m = eps_arr.size, lam_arr.size
+    k, m, d = eps_arr.size, lam_arr.size, Xtr.shape[1]
     acc_out = np.full((k, m, n_seeds), np.nan)
     acc_obj = np.full((k, m, n_seeds), np.nan)
     sig_out = np.full((k, m), np.nan)
@@ -169,12 +181,13 @@ def accuracy_vs_epsilon(X_train: Any, y_train: Any, X_test: Any, y_test: Any, ep
     for j, lam in _progress(list(enumerate(lam_arr)), total=m, desc="accuracy vs epsilon", progress=progress):
         acc_np[j] = _accuracy(erm_fit_nonprivate(Xtr, ytr, loss, lam=lam), Xte, yte)[0]
         for i, eps in enumerate(eps_arr):
-            thetas = []
-            for s in range(n_seeds):
-                res = output_perturbation_fit(Xtr, ytr, loss, eps, delta, lam=lam,
-                                              rng=np.random.default_rng(seeds[s, 0]))
-                thetas.append(res.theta)
-            sig_out[i, j] = res.sigma
+            # seed 0's release; every seed's is the same minimizer plus its own N(0, sigma^2 I)
+            first = output_perturbation_fit(Xtr, ytr, loss, eps, delta, lam=lam,
+                                            rng=np.random.default_rng(seeds[0, 0]))
+            sig_out[i, j] = first.sigma
+            theta_hat = first.theta - _output_noise(seeds[0, 0], first.sigma, d)
+            thetas = [first.theta] + [theta_hat + _output_noise(seeds[s, 0], first.sigma, d)
+                                      for s in range(1, n_seeds)]
             acc_out[i, j] = _accuracy(np.array(thetas), Xte, yte)
             try:
                 sigma = objpert_sigma_classic(eps, delta, L=loss.lipschitz, beta=loss.smoothness, lam=lam,

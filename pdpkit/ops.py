@@ -60,6 +60,7 @@ are data-dependent too and are for analysis, not for release).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -1360,9 +1361,7 @@ def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: f
     if np.any(np.abs(y) > 1.0):
         raise ValueError("labels y must satisfy |y| <= 1 (AdaOPS's domain); rescale y")
     gen = as_generator(rng)
-    event = adaops_event(eps, delta, budget=budget)
-    if event.epsilon_with_gaussian(delta, mu=0.0) > eps * (1.0 + 1e-12):
-        raise ValueError(f"budget: its steps compose to more than eps={eps:g} at delta={delta:g}")
+    event = _checked_adaops_event(float(eps), float(delta), budget)
     budget = adaops_budget(eps, delta) if budget is None else budget
     target = n_public / (d * kappa)
     adaops_check_kappa(kappa=kappa, n_public=n_public, d=d, budget=budget)
@@ -1380,6 +1379,15 @@ def adaops_fit(X: ArrayLike, y: ArrayLike, eps: float, delta: float, *, kappa: f
     theta.setflags(write=False)
     return AdaOPSResult(theta=theta, lam=lam, gamma=gamma, lam_min_noisy=lam_noisy, sigma_lam=sigma_lam,
                         margin=margin, target=target, n_public=n_public, epsilon=eps, delta=delta, budget=budget)
+
+
+@functools.lru_cache(maxsize=256)
+def _checked_adaops_event(eps: float, delta: float, budget: AdaOPSBudget | None) -> AdaOPSEvent:
+    """:func:`adaops_event`, refused when its steps compose above (ε, δ); public numbers only, so cached."""
+    event = adaops_event(eps, delta, budget=budget)
+    if event.epsilon_with_gaussian(delta, mu=0.0) > eps * (1.0 + 1e-12):
+        raise ValueError(f"budget: its steps compose to more than eps={eps:g} at delta={delta:g}")
+    return event
 
 
 def _factor_or_regularize(X, y, lam):

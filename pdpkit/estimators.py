@@ -263,7 +263,7 @@ def record_raw_input(estimator: BaseEstimator, X: Any) -> None:
         The raw records ``fit`` was given.
     """
     columns = getattr(X, "columns", None)
-    names = [c for c in columns] if columns is not None else None
+    names = list(columns) if columns is not None else None
     estimator.n_features_in_ = int(np.shape(X)[1])
     if names and all(isinstance(c, str) for c in names):
         estimator.feature_names_in_ = np.asarray(names, dtype=object)
@@ -283,7 +283,11 @@ def encoded_rows(schema: Any, X: Any, *, norm_bound: float) -> np.ndarray:
     norm_bound : float
         The rows' public norm bound.
     """
-    return check_array(np.asarray(schema.encode(X), dtype=float) * float(norm_bound))
+    rows = np.asarray(schema.encode(X), dtype=float) * float(norm_bound)
+    try:
+        return check_array(rows)
+    except (TypeError, ValueError) as exc:  # scikit-learn's text may count the rows
+        raise type(exc)(private_message(str(exc))) from None
 
 
 class ObjPertEstimator(BaseEstimator):

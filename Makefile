@@ -75,7 +75,7 @@ STORED_CONFIG := _build/_config_stored_outputs.yml
 book-strict: install
 	mkdir -p _build
 	sed -e 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' \
-	  -e 's#^    pdpkit_bibstyle: _ext$$#    pdpkit_bibstyle: ../_ext#' _config.yml > $(STORED_CONFIG)
+	  -e 's#^    \(pdpkit_[a-z_]*\): _ext$$#    \1: ../_ext#' _config.yml > $(STORED_CONFIG)
 	grep -q '^  execute_notebooks: "off"$$' $(STORED_CONFIG)
 	$(BIN)/jupyter-book build . --config $(STORED_CONFIG) --all -W -n --keep-going
 
@@ -141,7 +141,7 @@ reproduce: $(STAMP)
 browser-test: $(BROWSER_STAMP)
 	test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python tests/browser/check_book.py _build/html
-	PDPKIT_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser/test_page_browser.py -q -s
+	PDPKIT_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser -q -s -p no:cacheprovider
 
 $(LAB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[lab]"

@@ -61,6 +61,7 @@ lets an overflow warning or a root finder's message through.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -1178,6 +1179,14 @@ def objpert_output_epsilon(delta: float, *, L: float, beta: float, lam: float, s
     eps0, a = objpert_constants(L, beta, lam, sigma, sharp)
     mu = check_mu(mu)
     delta = float(check_probability(delta, "delta"))
+    return _output_epsilon(float(delta), float(eps0), float(a), float(mu))
+
+
+@functools.lru_cache(maxsize=4096)
+def _output_epsilon(delta: float, eps0: float, a: float, mu: float) -> float:
+    """:func:`objpert_output_epsilon` on its constants, memoized: a calibration's last check and
+    the release's guarantee ask for the same value (a pure function of four floats: the cached
+    value is the same bits)."""
     c = eps0 + 0.5 * a * a
 
     def fn(e: float) -> float:  # increasing in e

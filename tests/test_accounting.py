@@ -366,3 +366,16 @@ def test_composition_k3_inside_an_optimistic_pessimistic_bracket():
         lo, hi = opt3.get_delta_for_epsilon(e), pess3.get_delta_for_epsilon(e)
         assert lo <= hi <= lo * 1.002 + 1e-12
         assert float(acc.objpert_delta_composed(e, k=3, **P)) == pytest.approx(hi, rel=1e-9)
+
+
+def test_objpert_output_epsilon_memo_returns_the_uncached_bits():
+    """The per-process memo of the ObjPert-plus-Gaussian inversion returns what a fresh inversion gives."""
+    from pdpkit.accounting import _output_epsilon, objpert_constants
+
+    kw = dict(L=1.0, beta=0.25, lam=2.0, sigma=3.0, mu=0.05)
+    got = acc.objpert_output_epsilon(1e-6, **kw)
+    eps0, a = objpert_constants(1.0, 0.25, 2.0, 3.0, False)
+    assert got == _output_epsilon.__wrapped__(1e-6, float(eps0), float(a), 0.05)
+    assert acc.objpert_output_epsilon(1e-6, **kw) == got
+    # a different mu is a different key: the memo does not return a neighbour's value
+    assert acc.objpert_output_epsilon(1e-6, **dict(kw, mu=0.06)) > got

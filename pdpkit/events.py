@@ -549,17 +549,59 @@ def _base_rdp(al: np.ndarray, cands: tuple, score_mu: float, count: int) -> np.n
     return out
 
 
-def _repeat_and_select_rdp(orders: np.ndarray, base: Any, mean: float, shape: float) -> np.ndarray:
-    """Papernot & Steinke (2022) Thm 2/6 by dp_accounting, on the union of ``orders`` and :data:`SELECTION_ORDERS`.
+def _log_delta_min(orders: np.ndarray, rdp: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """dp_accounting's ``compute_delta`` (Canonne, Kamath & Steinke 2020, Prop 12, and the KL bound) at many ε at once.
 
-    The one place that calls dp_accounting's private ``_compute_rdp_repeat_and_select``
-    (tests/test_selection.py pins it against an independent evaluation of the theorems).
+    The same floating-point operations in the same order as dp_accounting's loop over the
+    orders (the per-order logarithms by ``math``, the rest by IEEE arithmetic), so each value
+    is the same bits; the loop's cost, one pass over the orders per ε, becomes one array
+    expression. Returns min(δ(ε), 1) for each ε. Orders >= 1 and RDP >= 0 (the callers' curves).
+    """
+    a = [float(x) for x in orders]
+    r = [float(x) for x in rdp]
+    base = np.array([-np.inf if x <= 0 else 0.5 * math.log1p(-math.exp(-x)) for x in r])
+    big = np.array([x > 1.01 for x in a])
+    am1 = np.array([x - 1 for x in a])
+    l1 = np.array([math.log1p(-1 / x) if b else 0.0 for x, b in zip(a, big, strict=True)])
+    la = np.array([math.log(x) if b else 0.0 for x, b in zip(a, big, strict=True)])
+    rr = np.array(r)
+    with np.errstate(invalid="ignore"):
+        bound = am1[:, None] * ((rr[:, None] - eps[None, :]) + l1[:, None]) - la[:, None]
+    logd = np.where(big[:, None], np.minimum(base[:, None], bound), base[:, None])
+    best = logd[np.argmin(logd, axis=0), np.arange(eps.size)]
+    return np.array([min(math.exp(float(v)), 1.0) for v in best])
+
+
+def _repeat_and_select_rdp(orders: np.ndarray, base: Any, mean: float, shape: float) -> np.ndarray:
+    """Papernot & Steinke (2022) Thm 2/6 as dp_accounting evaluates them, on the union of ``orders`` and :data:`SELECTION_ORDERS`.
+
+    The evaluation of dp_accounting's ``_compute_rdp_repeat_and_select`` (Poisson: Thm 6, with
+    its ``compute_delta`` at ε̂ = log(1 + 1/(λ - 1)) for every order; truncated negative binomial:
+    Thm 2 and monotonicity in the order), vectorized over the orders with the same operations
+    in the same order: the same bits, without its quadratic Python loop
+    (tests/test_selection.py pins every value to dp_accounting's and to an independent
+    evaluation of the theorems).
     """
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
     grid = np.union1d(orders, SELECTION_ORDERS)
-    out = np.asarray(rdp_acc._compute_rdp_repeat_and_select(grid, base(grid), mean, shape), dtype=float)
-    if math.isfinite(shape):
+    rdp = np.asarray(base(grid), dtype=float)
+    if math.isnan(shape) or shape < 0:
+        raise ValueError(f"shape must be >= 0; got {shape}")
+    if math.isnan(mean) or mean < 1:
+        raise ValueError(f"mean must be >= 1; got {mean}")
+    above = grid > 1
+    out = np.full(grid.shape, np.inf)
+    log_mean = math.log(mean)
+    if shape == np.inf:
+        eps_hat = np.array([math.log1p(1 / (float(x) - 1)) for x in grid[above]])
+        d_hat = _log_delta_min(grid, rdp, eps_hat)
+        out[above] = rdp[above] + mean * d_hat + np.array([log_mean / (float(x) - 1) for x in grid[above]])
+    else:
+        gamma = rdp_acc._gamma_truncated_negative_binomial(shape, mean)  # noqa: SLF001 - dp_accounting's own gamma
+        c = (1 + shape) * np.min((1 - 1 / grid) * rdp - math.log(gamma) / grid)
+        out[above] = rdp[above] + np.array([log_mean / (float(x) - 1) for x in grid[above]]) + c
+        out = np.minimum.accumulate(out[::-1])[::-1]  # monotonicity in the order (grid ascending)
         # dp_accounting's gamma is rounded down (a law with a mean above ``mean`` by up to 1e-9 relative), and
         # the sampler uses that law: pay log(its mean / mean)/(order - 1) on top (never below the theorem)
         excess = max(0.0, math.log(_tnb_mean(repetitions_gamma(mean, shape=shape), shape) / mean))

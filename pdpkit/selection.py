@@ -77,8 +77,9 @@ with :math:`K \sim` Poisson(mean) (``shape = inf``, Thm 6), for :math:`\hat\vare
 \log(1 + 1/(\lambda - 1))` and :math:`\hat\delta` the base run's δ at :math:`\hat\varepsilon`
 (from its RDP, Canonne, Kamath & Steinke 2020, Prop 12),
 :math:`\varepsilon'(\lambda) = \rho_Q(\lambda) + \text{mean}\cdot\hat\delta +
-\log(\text{mean})/(\lambda - 1)`. Both are evaluated by dp_accounting
-(``_compute_rdp_repeat_and_select``; :math:`\hat\lambda` and the conversion's orders range over
+\log(\text{mean})/(\lambda - 1)`. Both are evaluated as dp_accounting evaluates them
+(its ``_compute_rdp_repeat_and_select``, vectorized over the orders with the same operations:
+the same bits; :math:`\hat\lambda` and the conversion's orders range over
 a fixed fine grid of 200 orders, whatever orders are asked for), then converted to
 :math:`(\varepsilon, \delta)` by :func:`pdpkit.accounting.rdp_to_epsilon`.
 

@@ -18,6 +18,20 @@ is fitted on rows :math:`(x_i, R)` (a constant column equal to ``norm_bound``) w
 at most :math:`\sqrt2 R`, and the guarantee is computed at that bound; the intercept is the
 constant column's coefficient times :math:`R`.
 
+**Weights.** ``fit(X, y, sample_weight=...)`` and a classifier's ``class_weight`` weight each
+record's loss by :math:`w_i` (``sample_weight`` times its class's weight). The guarantee needs a
+public bound :math:`W` = ``weight_bound`` on every weight: a term :math:`w f` is
+:math:`WL`-Lipschitz and :math:`W\beta`-smooth, so the guarantee is Redberg, Koskela & Wang
+(2023), Thm 3.1 with :math:`L \to WL`, :math:`\beta \to W\beta`, for neighbours that add or
+remove one record :math:`(x, y, w)`. The fit minimizes the objective divided by :math:`W`
+(:class:`pdpkit.objpert.WeightedLoss`: weights :math:`w_i/W \in [0, 1]`, :math:`\lambda/W`,
+noise :math:`\sigma/W`, tolerance :math:`\tau/W`; the same minimizer, the same profile), which is
+what the release states. A weight above :math:`W` is refused or clipped to it, as
+``weight_policy`` says (a public rule applied to each record on its own); a negative or
+non-finite weight is refused; refusals name no value, row or count. ``class_weight="balanced"``
+takes the class frequencies from ``class_prior`` (public) or from a Gaussian noisy count of the
+classes, which is charged (L2 sensitivity 1 under add/remove).
+
 Neighbouring data sets differ by adding or removing one record. What a fitted estimator
 holds — ``coef_``, ``intercept_``, ``release_`` (a :class:`pdpkit.release.Release`) and
 ``report_`` — is private output or public parameters; the objective's noise vector and the
@@ -47,10 +61,11 @@ from ._validation import (as_generator, charged_generator, check_estimator_budge
 from .accounting import objpert_output_calibrate
 from .losses import GLMLoss, get_loss
 from ._solver import FIND_ROWS, _is_dask, _Rows, _run_pending_check, row_beyond_bound_message
-from .objpert import DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, default_sigma_out, objpert_fit, output_mu
+from .objpert import (DEFAULT_GRAD_TOL, DEFAULT_OUTPUT_MU, WeightedLoss, default_sigma_out, objpert_fit, output_mu,
+                      weighted_labels)
 from .accountant import (BudgetExceededError, Charge, PrivacyAccountant, calibrate_event,
                          objpert_calibrate_composed)
-from .events import Guarantee, ObjPertEvent, report_event
+from .events import GaussianEvent, Guarantee, ObjPertEvent, report_event
 from .release import Release, multiclass_release, objpert_release
 
 __all__ = [
@@ -63,9 +78,11 @@ __all__ = [
     "record_raw_input",
     "encoded_rows",
     "UNKNOWN_LABEL_POLICIES",
+    "WEIGHT_POLICIES",
     "NonPrivateSelectionWarning",
     "SELECTION_NOTE",
     "warn_if_in_model_selection",
+    "weighting_statement",
 ]
 
 #: What a classifier does with a record whose label is not one of its public classes:
@@ -75,10 +92,21 @@ __all__ = [
 #: equal) after it, and the guarantee holds for every data set.
 UNKNOWN_LABEL_POLICIES = ("raise", "ignore")
 
+#: What a fit does with a record whose weight (``sample_weight`` times its class weight) is above
+#: ``weight_bound``: ``"refuse"`` the data set (the message names no value, row or count) or
+#: ``"clip"`` the weight to the bound — a fixed rule applied to each record on its own, so the
+#: guarantee for weights at most ``weight_bound`` holds for every data set.
+WEIGHT_POLICIES = ("refuse", "clip")
+
 #: scikit-learn checks that ``sklearn.utils.estimator_checks.check_estimator`` is told to
-#: expect to fail, with the reason (passed as ``expected_failed_checks``). Empty: both
-#: estimators pass every check (with ``row_norm="clip"``, as the checks' data are unbounded).
-EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+#: expect to fail, with the reason (passed as ``expected_failed_checks``). Both estimators pass
+#: every other check (with ``row_norm="clip"``, as the checks' data are unbounded, and
+#: ``weight_policy="clip"`` with a ``weight_bound`` above the checks' weights).
+EXPECTED_FAILED_CHECKS: dict[str, str] = {
+    "check_all_zero_sample_weights_error": (
+        "weights that are all zero give a valid private fit (the regularizer and the noise): refusing them "
+        "would be a refusal that depends on the private weights, not on a public bound"),
+}
 
 _REPORT_METHODS = ("data-independent", "data-dependent", "adaptive")
 
@@ -290,6 +318,56 @@ def encoded_rows(schema: Any, X: Any, *, norm_bound: float) -> np.ndarray:
         raise type(exc)(private_message(str(exc))) from None
 
 
+def _num_rows(y: Any) -> int:
+    """The number of labels (the length sample_weight must have)."""
+    shape = getattr(y, "shape", None)
+    if shape is None:
+        shape = np.shape(np.asarray(y, dtype=object))
+    return int(shape[0]) if len(shape) else 0
+
+
+def _weight_refusal(W: float) -> str:
+    """The refusal of a weight above the bound: the same text whichever records, weights and counts."""
+    return (f"a record's weight (sample_weight times its class weight) exceeds weight_bound={W:g}, the public bound "
+            f"the guarantee assumes: raise weight_bound, or pass weight_policy='clip' to clip each weight to it")
+
+
+def _class_positions(y: Any, classes: Any) -> np.ndarray:
+    """The index in ``classes`` of each label of ``y`` (every label is one of them)."""
+    order = {_plain(c): i for i, c in enumerate(classes)}
+    return np.fromiter((order[_plain(c)] for c in np.asarray(y, dtype=object)), dtype=np.intp,
+                       count=np.shape(y)[0])
+
+
+def _class_map(classes: Any, cw: Any) -> dict | None:
+    return None if cw is None or classes is None else {_plain(c): float(w) for c, w in zip(classes, cw, strict=True)}
+
+
+def _class_weight_source(est: Any) -> str | None:
+    cw = getattr(est, "class_weight", None)
+    if cw is None:
+        return None
+    if isinstance(cw, str):
+        return "class_prior" if getattr(est, "class_prior", None) is not None else "noisy class count"
+    return "given"
+
+
+def weighting_statement(weighting: dict[str, Any]) -> str:
+    """The words a weighted fit's guarantee carries: its public weight bound and what happens above it.
+
+    Parameters
+    ----------
+    weighting : dict
+        An estimator's ``weighting_``.
+    """
+    W = weighting["weight_bound"]
+    above = "clipped to it" if weighting["weight_policy"] == "clip" else "refused"
+    out = f"records weighted at most weight_bound={W:g} (weights above it {above})"
+    if weighting.get("class_weight_source"):
+        out += f", class weights from {weighting['class_weight_source']}"
+    return out
+
+
 class ObjPertEstimator(BaseEstimator):
     """What the two estimators share: calibration, the fit, the release, the report and the guarantee.
 
@@ -347,15 +425,91 @@ class ObjPertEstimator(BaseEstimator):
                 check_positive(self.report_epsilon, "report_epsilon")
                 check_probability(self.report_delta, "report_delta")
             check_probability(self.rho, "rho")
+        self._validate_weight_params()
         del eps
 
     def _calibrate(self, loss: GLMLoss) -> tuple[float, float]:
-        """(lam, sigma) by the tight accountant (sharp log-determinant constant, output noise included)."""
+        """(lam, sigma) of the fitted objective (divided by weight_bound) by the tight accountant (sharp
+        log-determinant constant, output noise included)."""
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
+        W = self._weight_bound()
         return _calibration(float(self.epsilon), float(self.delta), L, beta,
-                            None if self.lam is None else float(self.lam),
-                            None if self.sigma is None else float(self.sigma))
+                            None if self.lam is None else float(self.lam) / W,
+                            None if self.sigma is None else float(self.sigma) / W)
+
+    # ------------------------------------------------------------ weights
+    def _weight_bound(self) -> float:
+        """W, the public bound on a record's weight (1 for an estimator built before weights existed)."""
+        return float(getattr(self, "weight_bound", 1.0))
+
+    def _grad_tol(self) -> float:
+        """τ/W: the tolerance of the fitted objective (the weighted one divided by W)."""
+        return float(self.grad_tol) / self._weight_bound()
+
+    def _uses_weights(self) -> bool:
+        """Whether the fit goes through the weighted loss: a weight bound other than 1 or class weights."""
+        return self._weight_bound() != 1.0 or getattr(self, "class_weight", None) is not None
+
+    def _validate_weight_params(self) -> None:
+        W = getattr(self, "weight_bound", 1.0)
+        if isinstance(W, (str, bytes, bool, np.bool_)) or np.ndim(W) != 0:
+            raise TypeError(f"weight_bound must be a real number; got {W!r}")
+        check_positive(W, "weight_bound")
+        policy = getattr(self, "weight_policy", "refuse")
+        if policy not in WEIGHT_POLICIES:
+            raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {policy!r}")
+
+    def _checked_sample_weight(self, sample_weight: Any, n: int) -> np.ndarray | None:
+        """``sample_weight`` as floats, one per record, finite and >= 0 (the errors name no value or count)."""
+        if sample_weight is None:
+            return None
+        if _is_dask(sample_weight):
+            raise TypeError("sample_weight must be in memory (a numpy array, list or pandas Series), not a Dask array")
+        try:
+            sw = np.asarray(sample_weight, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("sample_weight must be numbers (one weight per row of X)") from None
+        if sw.ndim == 0:
+            sw = np.full(n, float(sw))
+        if sw.ndim != 1 or sw.shape[0] != n:
+            raise ValueError("sample_weight must be one-dimensional with one weight per row of X")
+        if not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight must be finite (no NaN or inf)")
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must be non-negative")
+        return sw
+
+    def _class_weights(self, count_noise: Any, class_index: Any, K: int) -> np.ndarray | None:
+        """The weight of each class (None: no class weights); ``count_noise``: the noisy count's generator."""
+        return None
+
+    def _normalized_weights(self, sw: np.ndarray | None, class_index: Any, K: int, rng: Any,
+                            n: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(every record's weight divided by W — ``sample_weight`` times its class weight, the policy applied — or
+        None for the unweighted fit (no weights and W = 1); the class weights used, or None)."""
+        cw = self._class_weights(rng, class_index, K)
+        if sw is None and cw is None and self._weight_bound() == 1.0:
+            return None, None
+        w = np.ones(n) if sw is None else np.array(sw, dtype=float)
+        if cw is not None:
+            w = w * cw[class_index]
+        W = self._weight_bound()
+        if np.any(w > W):
+            if getattr(self, "weight_policy", "refuse") == "refuse":
+                raise ValueError(_weight_refusal(W))
+            w = np.minimum(w, W)
+        return w / W, cw
+
+    def _weighting_record(self, used_sample_weight: bool, class_weights: Any) -> dict[str, Any] | None:
+        """What the fit's weights were, all public: the bound, the policy, whether sample weights were given and
+        the class weights used (given, from public frequencies, or from a charged noisy count)."""
+        if not (used_sample_weight or self._uses_weights()):
+            return None
+        return {"weight_bound": self._weight_bound(), "weight_policy": getattr(self, "weight_policy", "refuse"),
+                "sample_weight": bool(used_sample_weight),
+                "class_weight": None if class_weights is None else dict(class_weights),
+                "class_weight_source": _class_weight_source(self)}
 
     def _encode(self, X: Any) -> Any:
         """With a schema: raw records to encoded rows (norm at most norm_bound, public map); else X."""
@@ -372,13 +526,15 @@ class ObjPertEstimator(BaseEstimator):
         return encoded_rows(schema_object(self.schema), X, norm_bound=self.norm_bound)
 
     def _own_charges(self, loss: GLMLoss, lam: float, sigma: float, count: int, scales: dict[str, Any]) -> list:
-        """The ledger entries of this fit (and its report), known before any noise is drawn."""
+        """The ledger entries of this fit (and its report, and a noisy class count), known before any noise is drawn."""
         R = self._fit_norm_bound()
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
-        sigma_out = default_sigma_out(grad_tol=float(self.grad_tol), lam=lam, mu=default_output_mu(float(self.epsilon)))
+        tau = self._grad_tol()
+        sigma_out = default_sigma_out(grad_tol=tau, lam=lam, mu=default_output_mu(float(self.epsilon)))
         model = ObjPertEvent(L=L, beta=beta, lam=lam, sigma=sigma,
-                             mu_out=output_mu(grad_tol=float(self.grad_tol), lam=lam, sigma_out=sigma_out))
-        out = [Charge(name=f"{type(self).__name__} model", event=model, count=count, delta=float(self.delta))]
+                             mu_out=output_mu(grad_tol=tau, lam=lam, sigma_out=sigma_out))
+        out = self._count_charges()
+        out.append(Charge(name=f"{type(self).__name__} model", event=model, count=count, delta=float(self.delta)))
         if scales:
             rep = report_event(L=L, beta=beta, sigma_gradient=scales.get("sigma_gradient"),
                                sigma_hessian=scales.get("sigma_hessian"),
@@ -386,6 +542,24 @@ class ObjPertEstimator(BaseEstimator):
             out.append(Charge(name=f"{type(self).__name__} report", event=rep, count=count,
                               delta=float(self.report_delta)))
         return out
+
+    def _count_charges(self) -> list:
+        """The noisy class count's entry (``class_weight="balanced"`` without ``class_prior``), or none."""
+        return []
+
+    def _own_accountant(self) -> PrivacyAccountant | None:
+        """The accountant a fit charges: the one given, or for a noisy class count without one, an accountant of
+        this fit alone (so the release's guarantee is the total of everything it released)."""
+        acc = getattr(self, "accountant", None)
+        if acc is not None or not self._count_charges():
+            return acc
+        deltas = [float(self.delta), float(self.class_count_delta)]
+        if self.report not in (None, "data-independent"):
+            deltas.append(float(self.report_delta))
+        total = sum(deltas)
+        if total >= 1.0:
+            raise ValueError("delta, report_delta and class_count_delta must add up to less than 1")
+        return PrivacyAccountant(500.0, total)
 
     @contextlib.contextmanager
     def _charging(self, charges: list) -> Iterator[tuple[Any, np.random.Generator]]:
@@ -398,7 +572,7 @@ class ObjPertEstimator(BaseEstimator):
         every other release of the session, whatever ``random_state`` is. Without one, from
         ``random_state`` itself.
         """
-        acc = getattr(self, "accountant", None)
+        acc = self._own_accountant()
         if acc is None:
             yield None, as_generator(self.random_state, "random_state")
             return
@@ -444,31 +618,44 @@ class ObjPertEstimator(BaseEstimator):
                 raise ValueError(f"y must be one-dimensional with one label per row of X; got shape {y.shape}")
         return X, y
 
-    def _fit_signed(self, X: np.ndarray, y_signed: np.ndarray, classes: Any) -> None:
+    def _fit_signed(self, X: np.ndarray, y_signed: np.ndarray, classes: Any,
+                    sample_weight: np.ndarray | None = None) -> None:
         self._validate_params()
         loss = self._loss()
         rows = self._rows(X)
         lam, sigma = self._calibrate(loss)
         scales = self._report_scales(loss)
-        grad_tol = float(self.grad_tol)
+        grad_tol = self._grad_tol()
         report = None
         report_delta = float(self.report_delta) if scales else None
+        class_index = None
+        if classes is not None and (self._uses_weights() or sample_weight is not None):
+            class_index = (np.asarray(y_signed) > 0).astype(np.intp)  # classes[1] is +1
         with self._charging(self._own_charges(loss, lam, sigma, 1, scales)) as (acc, rng):
-            fit = objpert_fit(rows, y_signed, loss, lam=lam, sigma=sigma, rng=rng,
+            y_fit, loss_fit, cw_used = y_signed, loss, None
+            if sample_weight is not None or self._uses_weights():
+                if _is_dask(y_signed):
+                    raise TypeError("weights (sample_weight, class_weight or weight_bound other than 1) need "
+                                    "in-memory labels, not a Dask array")
+                v, cw_used = self._normalized_weights(sample_weight, class_index, 2, rng, rows.shape[0])
+                if v is not None:
+                    y_fit, loss_fit = weighted_labels(y_signed, v), WeightedLoss(loss)
+            fit = objpert_fit(rows, y_fit, loss_fit, lam=lam, sigma=sigma, rng=rng,
                               norm_bound=self._fit_norm_bound(), grad_tol=grad_tol,
                               sigma_out=default_sigma_out(grad_tol=grad_tol, lam=lam,
                                                           mu=default_output_mu(float(self.epsilon))))
             if self.report is not None:
                 from . import report as _report
 
-                report = _report.privacy_report(fit, rows, y_signed, method=self.report, rho=float(self.rho),
+                report = _report.privacy_report(fit, rows, y_fit, method=self.report, rho=float(self.rho),
                                                 rng=rng, **scales)
         release = objpert_release(fit, delta=float(self.delta), report=report, report_delta=report_delta,
                                   norm_bound=float(self.norm_bound), fit_intercept=bool(self.fit_intercept),
                                   classes=classes, feature_names=self._release_names(), row_norm=self.row_norm,
                                   schema=self._release_schema(), accountant=acc, seeded=self._seeded())
         del fit  # holds the objective's noise b and the solver's point: never kept on the estimator
-        self._set_fitted(release, lam, sigma)
+        self._set_fitted(release, lam * self._weight_bound(), sigma * self._weight_bound())
+        self.weighting_ = self._weighting_record(sample_weight is not None, _class_map(classes, cw_used))
 
     def _n_models(self) -> int:
         """How many fits a fit makes: 1, or K for a one-vs-rest classifier of K >= 3 public classes."""
@@ -497,12 +684,13 @@ class ObjPertEstimator(BaseEstimator):
         """(lam, sigma) of the ``count`` one-vs-rest fits: given, sigma calibrated for a given lam, or both calibrated."""
         if self.sigma is not None and self.lam is None:
             raise ValueError("with three or more classes give lam (sigma is then calibrated), both, or neither")
+        W = self._weight_bound()
         if self.lam is None:
             return _calibration_ovr(float(self.epsilon), float(self.delta), L, beta, count)
         if self.sigma is None:
-            lam = float(self.lam)
+            lam = float(self.lam) / W
             return lam, _calibration_ovr_sigma(float(self.epsilon), float(self.delta), L, beta, count, lam)
-        return float(self.lam), float(self.sigma)
+        return float(self.lam) / W, float(self.sigma) / W
 
     def budget_part(self, part: str = "model") -> Callable[[float, float], list[Charge]]:
         """This estimator's model (``"model"``) or report (``"report"``) as a part for :func:`pdpkit.accountant.plan_budget`.
@@ -592,6 +780,7 @@ class ObjPertEstimator(BaseEstimator):
         return est
 
     def _set_fitted(self, release: Release, lam: float, sigma: float) -> None:
+        self.weighting_ = None
         self.release_ = release
         self.report_ = release.privacy_report if release.n_models == 1 else None
         self.coef_ = np.array(release.coef)
@@ -617,10 +806,19 @@ class ObjPertEstimator(BaseEstimator):
         and, with a report that releases noisy statistics, the report, composed with it
         exactly at :math:`\delta_{\text{model}} + \delta_{\text{report}}`; the parts are listed in
         ``guarantee.parts``. It is what the release file states and what
-        :meth:`pdpkit.release.Release.verify` recomputes.
+        :meth:`pdpkit.release.Release.verify` recomputes. A weighted fit's guarantee says, in
+        its ``accounting``, the weight bound and the policy it holds under
+        (:func:`weighting_statement`); the release holds the fitted objective divided by the
+        bound (module docstring).
         """
         check_is_fitted(self)
-        return self.release_.guarantee
+        g = self.release_.guarantee
+        wt = getattr(self, "weighting_", None)
+        if g is None or wt is None:
+            return g
+        import dataclasses
+
+        return dataclasses.replace(g, accounting=f"{g.accounting}; {weighting_statement(wt)}")
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if self.schema is not None:
@@ -632,7 +830,38 @@ class ObjPertEstimator(BaseEstimator):
         # a record enters the model through the same row map as in fit (clip, or refuse)
         return self._rows(X, defer=True), self._signed_labels(y)
 
-    def privacy_report(self, X: ArrayLike, y: ArrayLike | None = None, *, uniform: bool = False):
+    def _target_weights(self, y: Any, n: int, sample_weight: Any) -> np.ndarray | None:
+        """The people's weights over W for the report's bounds; None: the bound for every weight.
+
+        ``sample_weight`` given: it, times the class weight of ``y``, with the fit's policy. Not
+        given: 1 times the class weight when the fit had no sample weights (every record's was 1);
+        otherwise (or without a label under class weights) None.
+        """
+        wt = getattr(self, "weighting_", None)
+        if wt is None:
+            if sample_weight is not None:
+                raise TypeError("sample_weight: this estimator was fitted without weights (weight_bound 1, no "
+                                "sample or class weights): every record's weight is 1")
+            return None
+        sw = self._checked_sample_weight(sample_weight, n)
+        if sw is None and wt["sample_weight"]:
+            return None  # unknown weight: the bound at W holds for every weight
+        cw = None if wt["class_weight"] is None else np.array([wt["class_weight"][_plain(c)]
+                                                              for c in self.classes_])
+        if cw is not None and y is None:
+            return None
+        w = np.ones(n) if sw is None else sw
+        if cw is not None:
+            w = w * cw[_class_positions(np.asarray(y, dtype=object), self.classes_)]
+        W = wt["weight_bound"]
+        if np.any(w > W):
+            if wt["weight_policy"] == "refuse":
+                raise ValueError(_weight_refusal(W))
+            w = np.minimum(w, W)
+        return w / W
+
+    def privacy_report(self, X: ArrayLike, y: ArrayLike | None = None, *, uniform: bool = False,
+                       sample_weight: ArrayLike | None = None):
         r"""Every record's private bound on its ex-post pDP, readable: a :class:`pdpkit.report.PersonalBounds`.
 
         Post-processing of the release and of the report's noisy statistics
@@ -652,6 +881,11 @@ class ObjPertEstimator(BaseEstimator):
             Their labels; ``None`` for the bound valid for every label.
         uniform : bool
             Bounds that hold jointly for all the given records.
+        sample_weight : array_like, shape (m,), optional
+            The records' weights as ``fit`` took them (a weighted fit only): each person's
+            bound is then at their weight (times their class weight, the fit's
+            ``weight_policy`` applied). Left ``None``: weight 1 when the fit had no sample
+            weights, otherwise the bound at ``weight_bound``, which holds for every weight.
 
         Returns
         -------
@@ -659,7 +893,7 @@ class ObjPertEstimator(BaseEstimator):
         """
         check_is_fitted(self)
         if self.report_ is None and self.release_.privacy_reports:
-            return self._one_vs_rest_report(X, y, uniform)
+            return self._one_vs_rest_report(X, y, uniform, sample_weight)
         if self.report_ is None:
             raise ValueError("this estimator was fitted with report=None: set report='data-independent', "
                              "'data-dependent' or 'adaptive' and refit")
@@ -672,11 +906,14 @@ class ObjPertEstimator(BaseEstimator):
         # a regression through a schema: its labels were mapped onto [-1, 1] by the public bounds
         label_bounds = (-1.0, 1.0) if (self.schema is not None and not hasattr(self, "classes_")
                                        and schema_object(self.schema).label_bounds is not None) else None
+        labels = None if y is None else (self.classes_[(np.asarray(ys) > 0).astype(int)]
+                                         if hasattr(self, "classes_") else ys)
+        v = self._target_weights(labels, rows.shape[0], sample_weight)
         return self.report_.bounds(rows, ys, uniform=uniform, label_bounds=label_bounds,
-                                   guarantee=self.release_.guarantee, index=index)
+                                   guarantee=self.privacy_spent(), index=index, weight=v)
 
 
-    def _one_vs_rest_report(self, X: Any, y: Any, uniform: bool):
+    def _one_vs_rest_report(self, X: Any, y: Any, uniform: bool, sample_weight: Any = None):
         r"""A one-vs-rest model's bound: the sum of its K reports' bounds, each holding with probability 1 − ρ/K.
 
         The K models are released with independent noise, so a person's ex-post privacy loss
@@ -697,12 +934,14 @@ class ObjPertEstimator(BaseEstimator):
             if not np.isin(y, self.classes_).all():
                 raise ValueError(_unknown_label_message(self.classes_))
         rows = self._rows(X, defer=True)
+        guarantee = self.privacy_spent()
 
         def summed(labels: np.ndarray) -> tuple[np.ndarray, Any]:
             total, last = None, None
+            v = self._target_weights(labels, rows.shape[0], sample_weight)
             for k, rep in enumerate(reps):
                 y_k = np.where(labels == self.classes_[k], 1.0, -1.0)
-                last = rep.bounds(rows, y_k, uniform=uniform, guarantee=self.release_.guarantee, index=index)
+                last = rep.bounds(rows, y_k, uniform=uniform, guarantee=guarantee, index=index, weight=v)
                 total = np.asarray(last) if total is None else total + np.asarray(last)
             return total, last
 
@@ -791,6 +1030,30 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         A record whose label is not one of the classes: refuse the data set (default; the
         message names no label, row or count) or leave the record out
         (:data:`UNKNOWN_LABEL_POLICIES`).
+    weight_bound : float
+        W > 0, the public bound on a record's weight (``sample_weight`` times its class
+        weight) that the guarantee assumes: the sensitivities scale with it (module
+        docstring); default 1. Without weights every record's weight is 1.
+    weight_policy : {"refuse", "clip"}
+        A weight above ``weight_bound``: refuse the data set (default; the message names no
+        value, row or count) or clip it to the bound (:data:`WEIGHT_POLICIES`). Either is
+        stated by ``privacy_spent()``.
+    class_weight : dict, "balanced" or None
+        Weights per class, public: ``{class: weight >= 0}`` (a class left out has weight 1), or
+        ``"balanced"``, :math:`1/(K p_c)` for K classes of frequencies :math:`p_c` — from
+        ``class_prior``, or, without it, from a Gaussian noisy count of the classes (L2
+        sensitivity 1 under add/remove, budget ``class_count_epsilon``,
+        ``class_count_delta``), charged to the accountant (an accountant of this fit alone
+        when none is given) and composed into the guarantee. A record's weight is its
+        ``sample_weight`` times its class's weight; ``weight_bound`` bounds it. Default
+        ``None``.
+    class_prior : dict or sequence, optional
+        Public class frequencies for ``class_weight="balanced"`` (``{class: frequency > 0}`` or
+        one per class in the order of the classes; normalized to sum 1), e.g. from census
+        documentation. Never read from the data.
+    class_count_epsilon, class_count_delta : float, optional
+        Budget (ε > 0, δ in (0, 1)) of the noisy class count of ``class_weight="balanced"``
+        without ``class_prior``.
 
     Attributes
     ----------
@@ -804,7 +1067,11 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
     report_ : pdpkit.report.PrivacyReport or None
         The privacy report.
     lam_, sigma_ : float
-        The λ and σ used (calibrated λ is at least 0.01: a larger λ only lowers ε).
+        The λ and σ used for the weighted objective (the release holds them divided by
+        ``weight_bound``; calibrated, that quotient is at least 0.01: a larger λ only lowers ε).
+    weighting_ : dict or None
+        A weighted fit's public description (weight bound, policy, whether sample weights were
+        given, the class weights used and where they came from); ``None`` for an unweighted fit.
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, loss: str | GLMLoss = "logistic",
@@ -813,7 +1080,15 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
                  random_state: Any = None, grad_tol: float = DEFAULT_GRAD_TOL,
                  schema: Any = None, accountant: PrivacyAccountant | None = None, classes: Any = None,
-                 unknown_label: str = "raise") -> None:
+                 unknown_label: str = "raise", weight_bound: float = 1.0, weight_policy: str = "refuse",
+                 class_weight: Any = None, class_prior: Any = None, class_count_epsilon: float | None = None,
+                 class_count_delta: float | None = None) -> None:
+        self.weight_bound = weight_bound
+        self.weight_policy = weight_policy
+        self.class_weight = class_weight
+        self.class_prior = class_prior
+        self.class_count_epsilon = class_count_epsilon
+        self.class_count_delta = class_count_delta
         self.schema = schema
         self.accountant = accountant
         self.classes = classes
@@ -839,7 +1114,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         tags.classifier_tags.poor_score = True  # private: noisy by design on the checks' tiny data sets
         return tags
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> ObjPertClassifier:
         """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``, or raw records with a schema).
 
         Parameters
@@ -849,11 +1124,16 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         y : array_like, shape (n,)
             Labels, each one of the public classes (``classes``, or the schema's label domain);
             another label is refused or left out as ``unknown_label`` says.
+        sample_weight : array_like, shape (n,), optional
+            Each record's weight (finite, >= 0), multiplied by its class weight; above
+            ``weight_bound``: ``weight_policy``.
         """
         warn_if_in_model_selection()
         sch = None if self.schema is None else schema_object(self.schema)
         classes = self._public_classes(sch, y)  # before any label is read
         self._validate_params()
+        self._check_class_weight(classes)
+        sw = self._checked_sample_weight(sample_weight, _num_rows(y))
         raw = X
         if sch is not None and sch.label_classes is not None:  # the classes are the schema's public domain
             X = self._encode(X)
@@ -865,6 +1145,7 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             y_in = np.asarray(y, dtype=object)
             if keep is not None:
                 X, y_in = np.asarray(X)[keep], y_in[keep]
+                sw = None if sw is None else sw[keep]
             idx = np.asarray(sch.encode_label(y_in.astype(str)))
             X, _ = self._validate(X, idx, reset=True)
             y = classes[idx]
@@ -873,15 +1154,104 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
             keep = labels_known(y, classes, self.unknown_label)
             if keep is not None:
                 X, y = X[keep], y[keep]
+                sw = None if sw is None else sw[keep]
         if sch is not None:
             record_raw_input(self, raw)
         self.classes_ = classes
         if classes.shape[0] == 2:
             # every label was just checked to be one of the classes: no pass to check it again
-            self._fit_signed(X, self._signed_labels(y, known=True), classes=list(classes))
+            self._fit_signed(X, self._signed_labels(y, known=True), classes=list(classes), sample_weight=sw)
         else:
-            self._fit_ovr(X, np.asarray(y), classes)
+            self._fit_ovr(X, np.asarray(y), classes, sample_weight=sw)
         return self
+
+    # ------------------------------------------------------------ class weights
+    def _check_class_weight(self, classes: np.ndarray) -> None:
+        """``class_weight`` and ``class_prior`` against the public classes (before any label is read)."""
+        cw = self.class_weight
+        if cw is None:
+            return
+        names = [_plain(c) for c in classes]
+        if isinstance(cw, str):
+            if cw != "balanced":
+                raise ValueError(f"class_weight must be None, a dict or 'balanced'; got {cw!r}")
+            if self.class_prior is not None:
+                self._prior(classes)
+            elif self.class_count_epsilon is None or self.class_count_delta is None:
+                raise ValueError("class_weight='balanced' needs the class frequencies: give class_prior (public), "
+                                 "or class_count_epsilon and class_count_delta for a noisy count that is charged")
+            else:
+                check_positive(self.class_count_epsilon, "class_count_epsilon")
+                check_probability(self.class_count_delta, "class_count_delta")
+            return
+        if not isinstance(cw, dict):
+            raise TypeError("class_weight must be None, a dict {class: weight} or 'balanced'; got "
+                            f"{type(cw).__name__}")
+        unknown = [k for k in cw if _plain(k) not in names]
+        if unknown:
+            raise ValueError(f"class_weight names {unknown!r}, which are not among the classes {names}")
+        W = self._weight_bound()
+        for k, v in cw.items():
+            if isinstance(v, (str, bytes, bool, np.bool_)) or np.ndim(v) != 0:
+                raise TypeError(f"class_weight[{k!r}] must be a number; got {v!r}")
+            if not (math.isfinite(float(v)) and float(v) >= 0):
+                raise ValueError(f"class_weight[{k!r}] must be finite and >= 0; got {v!r}")
+            if float(v) > W and self.weight_policy == "refuse":
+                raise ValueError(f"class_weight[{k!r}]={float(v):g} exceeds weight_bound={W:g} and "
+                                 "weight_policy='refuse': raise weight_bound, or pass weight_policy='clip'")
+
+    def _prior(self, classes: np.ndarray) -> np.ndarray:
+        """``class_prior`` as frequencies in the order of ``classes``, positive, summing to 1."""
+        prior = self.class_prior
+        names = [_plain(c) for c in classes]
+        if isinstance(prior, dict):
+            if sorted(map(str, (_plain(k) for k in prior))) != sorted(map(str, names)):
+                raise ValueError(f"class_prior must give a frequency for each class {names}, and no other")
+            p = np.array([float(prior[next(k for k in prior if _plain(k) == c)]) for c in names])
+        else:
+            try:
+                p = np.asarray(prior, dtype=float)
+            except (TypeError, ValueError):
+                raise TypeError("class_prior must be a dict {class: frequency} or one frequency per class") from None
+            if p.shape != (len(names),):
+                raise ValueError(f"class_prior must hold one frequency per class ({len(names)})")
+        if not (np.all(np.isfinite(p)) and np.all(p > 0)):
+            raise ValueError("class_prior's frequencies must be finite and > 0")
+        return p / p.sum()
+
+    def _class_weights(self, count_noise: Any, class_index: Any, K: int) -> np.ndarray | None:
+        """Each class's weight: given, 1/(K p) from class_prior, or 1/(K p) from the noisy count (drawn here)."""
+        cw = getattr(self, "class_weight", None)
+        if cw is None:
+            return None
+        classes = self.classes_ if hasattr(self, "classes_") else None
+        if classes is None:  # pragma: no cover - set by fit before the weights
+            raise RuntimeError("class weights need the fitted classes")
+        names = [_plain(c) for c in classes]
+        if isinstance(cw, dict):
+            given = {_plain(k): float(v) for k, v in cw.items()}
+            return np.array([given.get(c, 1.0) for c in names])
+        if self.class_prior is not None:
+            p = self._prior(classes)
+        else:  # the Gaussian mechanism on the class histogram (sensitivity 1), charged before this draw
+            counts = np.bincount(class_index, minlength=K).astype(float)
+            noisy = counts + self._count_sigma() * count_noise.standard_normal(K)
+            noisy = np.maximum(noisy, 1.0)  # post-processing: every class present at least once
+            p = noisy / noisy.sum()
+        return 1.0 / (K * p)
+
+    def _count_sigma(self) -> float:
+        from .gaussian import gaussian_sigma
+
+        return float(gaussian_sigma(float(self.class_count_epsilon), float(self.class_count_delta), sensitivity=1.0))
+
+    def _count_charges(self) -> list:
+        if getattr(self, "class_weight", None) != "balanced" or self.class_prior is not None:
+            return []
+        check_positive(self.class_count_epsilon, "class_count_epsilon")
+        check_probability(self.class_count_delta, "class_count_delta")
+        return [Charge(name=f"{type(self).__name__} class counts", event=GaussianEvent(mu=1.0 / self._count_sigma()),
+                       count=1, delta=float(self.class_count_delta))]
 
     def _n_models(self) -> int:
         sch = None if self.schema is None else schema_object(self.schema)
@@ -909,8 +1279,9 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                              "label, the number of one-vs-rest models)")
         return check_classes(self.classes)
 
-    def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
-        """K one-vs-rest fits, composed: every record is in all K problems."""
+    def _fit_ovr(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray,
+                 sample_weight: np.ndarray | None = None) -> None:
+        """K one-vs-rest fits, composed: every record is in all K problems (with its one weight in each)."""
         self._validate_params()
         loss = self._loss()
         K = int(classes.shape[0])
@@ -918,14 +1289,22 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         L, beta = loss.lipschitz * R, loss.smoothness * R * R
         lam, sigma = self._ovr_parameters(L, beta, K)  # before the rows are read
         rows = self._rows(X)
-        grad_tol = float(self.grad_tol)
+        grad_tol = self._grad_tol()
         sigma_out = default_sigma_out(grad_tol=grad_tol, lam=lam, mu=default_output_mu(float(self.epsilon)))
         scales = self._report_scales(loss, count=K)
         fits, reports = [], []
+        weighted = sample_weight is not None or self._uses_weights()
         with self._charging(self._own_charges(loss, lam, sigma, K, scales)) as (acc, rng):
+            v, cw_used = None, None
+            if weighted:
+                v, cw_used = self._normalized_weights(sample_weight, _class_positions(y, classes), K, rng,
+                                                      rows.shape[0])
+            loss_fit = loss if v is None else WeightedLoss(loss)
             for k, g in enumerate(rng.spawn(K)):
                 y_k = np.where(y == classes[k], 1.0, -1.0)
-                fit = objpert_fit(rows, y_k, loss, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
+                if v is not None:
+                    y_k = weighted_labels(y_k, v)
+                fit = objpert_fit(rows, y_k, loss_fit, lam=lam, sigma=sigma, rng=g, norm_bound=R, grad_tol=grad_tol,
                                   sigma_out=sigma_out)
                 if self.report is not None:
                     from . import report as _report
@@ -940,7 +1319,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                                      row_norm=self.row_norm, schema=self._release_schema(), accountant=acc,
                                      seeded=self._seeded())
         del fits
-        self._set_fitted(release, lam, sigma)
+        self._set_fitted(release, lam * self._weight_bound(), sigma * self._weight_bound())
+        self.weighting_ = self._weighting_record(sample_weight is not None, _class_map(classes, cw_used))
 
     def _signed_labels(self, y: ArrayLike, known: bool = False) -> np.ndarray:
         """The labels as -1 / +1 (``classes_[1]`` is +1); each must be a fitted class (``known``: already so)."""
@@ -1068,6 +1448,28 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
     accountant : pdpkit.accountant.PrivacyAccountant, optional
         The session's accountant: ``fit`` charges the model (and report) before drawing any
         noise and refuses over budget. Shared, not copied, by ``clone``.
+    weight_bound : float
+        W > 0, the public bound on a record's weight (``sample_weight`` times its class
+        weight) that the guarantee assumes: the sensitivities scale with it (module
+        docstring); default 1. Without weights every record's weight is 1.
+    weight_policy : {"refuse", "clip"}
+        A weight above ``weight_bound``: refuse the data set (default; the message names no
+        value, row or count) or clip it to the bound (:data:`WEIGHT_POLICIES`). Either is
+        stated by ``privacy_spent()``.
+
+    Attributes
+    ----------
+    coef_, intercept_ : numpy.ndarray, float
+        The private model.
+    release_ : pdpkit.release.Release
+        What may be published.
+    report_ : pdpkit.report.PrivacyReport or None
+        The privacy report.
+    lam_, sigma_ : float
+        The λ and σ of the weighted objective (the release holds them divided by ``weight_bound``).
+    weighting_ : dict or None
+        A weighted fit's public description (weight bound, policy, whether sample weights were
+        given, class weights); ``None`` for an unweighted fit.
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, loss: str | GLMLoss = "huber",
@@ -1075,7 +1477,10 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
                  row_norm: str = "raise", fit_intercept: bool = True, report: str | None = None,
                  report_epsilon: float | None = None, report_delta: float | None = None, rho: float = 0.05,
                  random_state: Any = None, grad_tol: float = DEFAULT_GRAD_TOL,
-                 schema: Any = None, accountant: PrivacyAccountant | None = None) -> None:
+                 schema: Any = None, accountant: PrivacyAccountant | None = None, weight_bound: float = 1.0,
+                 weight_policy: str = "refuse") -> None:
+        self.weight_bound = weight_bound
+        self.weight_policy = weight_policy
         self.schema = schema
         self.accountant = accountant
         self.epsilon = epsilon
@@ -1098,7 +1503,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> ObjPertRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> ObjPertRegressor:
         """Fit the private model (and its report) on ``X`` (rows within ``norm_bound``) and real ``y``.
 
         Parameters
@@ -1108,8 +1513,12 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         y : array_like, shape (n,)
             Real labels (with a schema whose label has public bounds: clipped to them and mapped
             onto [-1, 1]).
+        sample_weight : array_like, shape (n,), optional
+            Each record's weight (finite, >= 0; above ``weight_bound``: ``weight_policy``).
         """
         warn_if_in_model_selection()
+        self._validate_params()
+        sw = self._checked_sample_weight(sample_weight, _num_rows(y))
         if self.schema is not None:
             sch = schema_object(self.schema)
             if sch.label is not None and sch.label_bounds is None:
@@ -1120,7 +1529,7 @@ class ObjPertRegressor(RegressorMixin, ObjPertEstimator):
         X, y = self._validate(X, y, reset=True, y_numeric=True)
         if self.schema is not None:
             record_raw_input(self, raw)
-        self._fit_signed(X, self._signed_labels(y), classes=None)
+        self._fit_signed(X, self._signed_labels(y), classes=None, sample_weight=sw)
         return self
 
     def _signed_labels(self, y: ArrayLike) -> np.ndarray:
@@ -1237,17 +1646,21 @@ def private_message(message: str) -> str:
     return f"{out.rstrip(': .')}; {FIND_ROWS}"
 
 
-def fit_on_part(est: ObjPertEstimator, X: Any, y: Any, classes: Any) -> None:
+def fit_on_part(est: ObjPertEstimator, X: Any, y: Any, classes: Any, sample_weight: Any = None) -> None:
     """Fit ``est`` on a part of the data; a classifier keeps the full data's public ``classes`` (a part may lack one).
 
-    Used by :mod:`pdpkit.model_selection` for the runs of a private selection.
+    Used by :mod:`pdpkit.model_selection` for the runs of a private selection. ``sample_weight``:
+    the part's weights (checked and bounded as in ``fit``).
     """
     if classes is None:
-        est.fit(X, y)
+        est.fit(X, y, sample_weight=sample_weight)
         return
     validate_data(est, X, reset=True)
     est.classes_ = np.asarray(classes)
+    est._validate_params()
+    est._check_class_weight(est.classes_)
+    sw = est._checked_sample_weight(sample_weight, _num_rows(y))
     if len(classes) >= 3:  # one-vs-rest: the K fits of the full data's classes
-        est._fit_ovr(np.asarray(X), np.asarray(y), np.asarray(classes))
+        est._fit_ovr(np.asarray(X), np.asarray(y), np.asarray(classes), sample_weight=sw)
         return
-    est._fit_signed(X, est._signed_labels(y), classes=list(classes))
+    est._fit_signed(X, est._signed_labels(y), classes=list(classes), sample_weight=sw)

@@ -98,6 +98,8 @@ __all__ = [
     "DEFAULT_OUTPUT_MU",
     "output_mu",
     "default_sigma_out",
+    "WeightedLoss",
+    "weighted_labels",
 ]
 
 _CHUNK = 8192  # rows per block in the vectorized target computations
@@ -286,6 +288,147 @@ class ExPostTerms:
     def epsilon(self) -> np.ndarray:
         """The ex-post pDP :math:`\\epsilon_1 = |\\text{total}|`."""
         return np.abs(self.total)
+
+
+# ========================================================================= weights
+class WeightedLoss(GLMLoss):
+    r"""A GLM loss with a weight per record: :math:`f_v(t; (y, v)) = v\,f(t; y)`, :math:`v \in [0, 1]`.
+
+    Its labels are complex numbers :math:`y + i v` (:func:`weighted_labels`): one array
+    carries each record's label and weight through every pass over the rows (the solver's,
+    the ex-post analysis', the privacy report's), which read labels block by block with the
+    rows. Its derivatives are :math:`v` times the unweighted loss's.
+
+    **Privacy.** ObjPert's analyses use each record only through the first two derivatives
+    of its loss: the tight profile (Redberg, Koskela & Wang 2023, Thm 3.1, whose proof, like
+    that of Thm 3.2, bounds :math:`\|\nabla\ell(\theta; z)\|_2 \le L` and
+    :math:`f''(x^\top\theta; y)\,x^\top H^{-1}x \le \beta/\lambda`) and the ex-post pDP
+    (Redberg & Wang 2021, Thm 6 and Cor 7, App. E.1: :math:`g = f'x` and :math:`f''x^\top H^{-1}x`
+    of the record added or removed). A record of weight :math:`v \le 1` enters with
+    :math:`v f'` and :math:`v f''`, so the constants of the unweighted loss (``lipschitz``
+    :math:`L`, ``smoothness`` :math:`\beta`, per unit :math:`\|x\|`) bound the weighted one:
+    with neighbours that add or remove one record :math:`(x, y, v)`, every guarantee of
+    :mod:`pdpkit.accounting` holds unchanged. The ratio :math:`|f'''|/f''`
+    (``self_concordance``) does not depend on :math:`v`.
+
+    **A public weight bound W.** Weights :math:`w_i \in [0, W]` on the objective
+    :math:`\sum_i w_i f(x_i^\top\theta; y_i) + \frac\lambda2\|\theta\|^2 + b^\top\theta`,
+    :math:`b \sim \mathcal N(0, \sigma^2 I)`: each term :math:`w f` is :math:`WL`-Lipschitz and
+    :math:`W\beta`-smooth, so the guarantee is Thm 3.1's with :math:`L \to WL`,
+    :math:`\beta \to W\beta`. Dividing the objective by :math:`W` changes neither its minimizer
+    nor, with :math:`\tau \to \tau/W`, the solver's point: it is this loss with
+    :math:`v_i = w_i/W`, :math:`\lambda/W` and the noise :math:`b/W \sim \mathcal N(0, (\sigma/W)^2 I)`.
+    Thm 3.1 depends on its constants only through :math:`L/\sigma` and :math:`\beta/\lambda`
+    (:math:`\tilde\epsilon = \epsilon - \log(1 - \beta/\lambda)`,
+    :math:`\hat\epsilon = \tilde\epsilon - L^2/(2\sigma^2)`, the Gaussian of mean 1 and
+    variance :math:`\sigma^2/L^2`), so the two views have one profile:
+    ``ObjPertEvent(L=W*L, beta=W*beta, lam=lam, sigma=sigma)`` and
+    ``ObjPertEvent(L=L, beta=beta, lam=lam/W, sigma=sigma/W)`` agree (``tests/test_weights.py``).
+    The estimators (:mod:`pdpkit.estimators`) fit the second.
+
+    Parameters
+    ----------
+    loss : str or GLMLoss
+        The unweighted loss (with a bounded gradient: not ``"squared"``).
+    """
+
+    def __init__(self, loss: str | GLMLoss) -> None:
+        base = _check_loss(loss)
+        if isinstance(base, WeightedLoss):
+            base = base.base
+        if isinstance(base, Squared) or not math.isfinite(base.lipschitz):
+            raise ValueError(f"loss {base.name!r} has an unbounded gradient: a weighted ObjPert with it has no "
+                             "guarantee")
+        self.base = base
+        self.name = base.name
+        self.lipschitz = base.lipschitz
+        self.smoothness = base.smoothness
+        self.d3_bound = base.d3_bound
+        self.self_concordance = base.self_concordance
+
+    def __repr__(self) -> str:
+        return (f"<weighted GLM loss {self.name!r} (weights in [0, 1]): L={self.lipschitz:g}, "
+                f"beta={self.smoothness:g}>")
+
+    def check_labels(self, y: Any, name: str = "y") -> np.ndarray:
+        """Complex labels ``y + 1j * v``: ``y`` in the loss's domain, ``v`` finite in [0, 1] (errors name ``name``).
+
+        Parameters
+        ----------
+        y : Any
+            Complex labels (:func:`weighted_labels`).
+        name : str, default 'y'
+            The parameter's name in the error message.
+        """
+        arr = np.asarray(y)
+        if arr.dtype.kind != "c":
+            raise TypeError(f"{name} must hold complex labels y + 1j*weight for a weighted loss "
+                            "(pdpkit.objpert.weighted_labels)")
+        arr = arr.astype(np.complex128, copy=False)
+        self.base.check_labels(arr.real, name)
+        v = arr.imag
+        if not (np.all(np.isfinite(v)) and np.all(v >= 0.0) and np.all(v <= 1.0)):
+            raise ValueError(f"{name}: every weight must be finite and in [0, 1] (the weights divided by their "
+                             "public bound)")
+        return arr
+
+    def symbolic(self, t: Any, y: Any) -> Any:
+        import sympy as sp
+
+        return sp.Symbol("v", nonnegative=True) * self.base.symbolic(t, y)
+
+    def _value(self, t, y):
+        return np.imag(y) * self.base._value(t, np.real(y))
+
+    def _d1(self, t, y):
+        return np.imag(y) * self.base._d1(t, np.real(y))
+
+    def _d2(self, t, y):
+        return np.imag(y) * self.base._d2(t, np.real(y))
+
+    def _d3(self, t, y):
+        return np.imag(y) * self.base._d3(t, np.real(y))
+
+    def _d1_d2(self, t, y):
+        v = np.imag(y)
+        d1, d2 = self.base._d1_d2(t, np.real(y))
+        return v * d1, v * d2
+
+    def _sum_d1_d2(self, t, y):
+        v = np.imag(y)
+        yr = np.real(y)
+        fs, d1, d2 = self.base._sum_d1_d2(t, yr)
+        if not np.all(v == 1.0):  # weights of one: the unweighted sums, to the last bit
+            fs = float(np.sum(v * self.base._value(t, yr)))
+        return fs, v * d1, v * d2
+
+
+def weighted_labels(y: ArrayLike, weights: ArrayLike) -> np.ndarray:
+    r"""The labels of a :class:`WeightedLoss`: ``y + 1j * weights`` (the weights in [0, 1], checked by the loss).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Labels in the unweighted loss's domain.
+    weights : array_like, shape (n,) or scalar
+        Each record's weight :math:`v_i \in [0, 1]` (its weight divided by the public bound W).
+
+    Returns
+    -------
+    numpy.ndarray of complex128, shape (n,)
+    """
+    yr = np.asarray(y, dtype=np.float64)
+    v = np.broadcast_to(np.asarray(weights, dtype=np.float64), yr.shape)
+    out = np.empty(yr.shape, dtype=np.complex128)
+    out.real = yr
+    out.imag = v
+    return out
+
+
+def _float_labels(target_y: Any, loss: GLMLoss) -> np.ndarray:
+    """Target labels as float64 (complex128 for a weighted loss), at least one-dimensional."""
+    dtype = np.complex128 if isinstance(loss, WeightedLoss) else np.float64
+    return np.atleast_1d(np.asarray(target_y, dtype=dtype))
 
 
 # ======================================================================= validation
@@ -633,7 +776,7 @@ def target_rows(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[_R
         if _is_dask(target_y):
             ty = target_y
         else:
-            ty = loss.check_labels(np.atleast_1d(np.asarray(target_y, dtype=np.float64)), "target_y")
+            ty = loss.check_labels(_float_labels(target_y, loss), "target_y")
         if ty.ndim != 1 or ty.shape[0] != tr.n:
             raise ValueError(f"target_y must have one label per target ({tr.n}); got shape {np.shape(target_y)}")
         return tr, ty, False
@@ -646,7 +789,7 @@ def _targets(target_x: Any, target_y: Any, loss: GLMLoss, d: int) -> tuple[np.nd
         tx = target_x if isinstance(target_x, np.ndarray) else np.asarray(target_x, dtype=np.float64)
         if tx.dtype != np.float64:
             tx = tx.astype(np.float64)
-        ty = np.atleast_1d(np.asarray(target_y, dtype=np.float64))
+        ty = _float_labels(target_y, loss)
     except (TypeError, ValueError) as exc:
         raise TypeError("target_x and target_y must be numeric (array-like of floats)") from exc
     scalar = tx.ndim == 1
@@ -767,8 +910,11 @@ def _row_hash(Xe: np.ndarray, yc: np.ndarray) -> np.ndarray:
     H = W ^ (W >> np.uint64(31))
     H *= _HASH_MULT[np.arange(d) % _HASH_MULT.size]  # wraps modulo 2**64
     h = H.sum(axis=1, dtype=np.uint64)
-    wy = (np.asarray(yc, dtype=np.float64) + 0.0).view(np.uint64)
-    h += (wy ^ (wy >> np.uint64(31))) * _HASH_MULT[d % _HASH_MULT.size]
+    yc = np.asarray(yc)
+    parts = (yc.real, yc.imag) if yc.dtype.kind == "c" else (yc,)
+    for j, part in enumerate(parts):  # a weighted record's label and weight
+        wy = (np.asarray(part, dtype=np.float64) + 0.0).view(np.uint64)
+        h += (wy ^ (wy >> np.uint64(31))) * _HASH_MULT[(d + j) % _HASH_MULT.size]
     return h
 
 
@@ -802,6 +948,8 @@ def _k_equal(Xe: np.ndarray, yc: np.ndarray, off: int, other: _Rows, oy: Any) ->
 
 #: The weight of the label in a record's matching key :func:`_record_keys`.
 _KEY_LABEL = 0.7548776662466927
+#: The weight of a record's weight in its key (a weighted loss's complex labels).
+_KEY_WEIGHT = 0.5698402909980532
 
 
 def _record_keys(margins: np.ndarray, y: Any, out: np.ndarray | None = None) -> np.ndarray:
@@ -810,6 +958,9 @@ def _record_keys(margins: np.ndarray, y: Any, out: np.ndarray | None = None) -> 
     Grouping only: every pair it proposes is then compared exactly, so a coincidence (records
     that differ only across theta, or the same margin rounded otherwise) never accepts a target.
     """
+    y = np.asarray(y)
+    if y.dtype.kind == "c":  # a weighted record: its weight enters the key too
+        return np.add(margins, np.real(y) * _KEY_LABEL + np.imag(y) * _KEY_WEIGHT, out=out)
     return np.add(margins, np.multiply(np.asarray(y, dtype=np.float64), _KEY_LABEL), out=out)
 
 
@@ -1203,7 +1354,7 @@ def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, *, lam:
             raise ValueError(f"theta must have shape ({d},); got {th.shape}")
         if target_y is None:
             raise ValueError("target_y is required when theta is given")
-        ty = np.atleast_1d(np.asarray(target_y, dtype=np.float64))
+        ty = _float_labels(target_y, loss)
         if ty.shape != (m,):
             raise ValueError(f"target_y must have shape ({m},); got {np.shape(target_y)}")
         ty = loss.check_labels(ty, "target_y")

@@ -40,6 +40,15 @@ neighbour (the report does not know whether :math:`z \in D`):
   + \sigma_2|c_1|\|x\|\,z` (Alg 4's :math:`\bar g` with the absolute value it lacks). The
   report takes the smaller, each at half the cross term's failure probability.
 
+**Weights.** For a fit with a :class:`pdpkit.objpert.WeightedLoss` (record weights
+:math:`v \in [0, 1]`, a public bound W divided out), a record of weight :math:`v` is added or
+removed with :math:`v f'` and :math:`v f''` (Redberg & Wang 2021, Thm 6, Cor 7): its bound is the
+one above with :math:`c_1 \to v c_1`, :math:`c_2 \to v c_2`, which every bound method takes as
+``weight=``; the report's random events do not involve the target, and its releases'
+sensitivities stay :math:`LR`, :math:`\beta R^2/\sqrt2`, :math:`\beta R^2` as :math:`v \le 1`.
+Every term grows with :math:`v`, so the bound at ``weight=None`` (:math:`v = 1`, the public
+bound) holds whatever the target's weight.
+
 ``rho`` is the **total** failure probability per target; :func:`rho_parts` splits it
 equally over the method's random events (cross term; Hessian; :math:`\lambda_{\min}`).
 
@@ -522,7 +531,7 @@ class PrivacyReport:
         return float(out[0]) if scalar else out
 
     def epsilon_bound(self, target_x: ArrayLike, target_y: ArrayLike, *,
-                      uniform: bool | str = False) -> np.ndarray | float:
+                      uniform: bool | str = False, weight: ArrayLike | None = None) -> np.ndarray | float:
         r"""Private upper bound :math:`\bar\epsilon_1^P(z) \ge \epsilon_1(\hat\theta^P, D, D_{\pm z})` for every target.
 
         With :math:`\bar\mu` = :meth:`leverage_bound`, :math:`\underline\lambda` = ``lambda_lower``,
@@ -558,6 +567,10 @@ class PrivacyReport:
             :math:`\sqrt{2\log(2d/r)}` replace :math:`\|x\|` and ``q``; for the
             data-independent method this is :func:`pdpkit.objpert.pdp_bound_data_independent`
             with ``sharp=True``).
+        weight : array_like, shape (m,) or scalar, optional
+            The targets' weights :math:`v \in [0, 1]` in a weighted fit (a record's weight over
+            the public bound; module docstring): :math:`c_1`, :math:`c_2` are multiplied by
+            :math:`v`. ``None``: :math:`v = 1`, a bound for every weight.
 
         Returns
         -------
@@ -565,12 +578,14 @@ class PrivacyReport:
         """
         uniform = self._check_uniform(uniform)
         if isinstance(target_x, _Rows) or _is_dask(target_x):
-            return self._epsilon_bound_rows(target_x, target_y, uniform)
+            return self._epsilon_bound_rows(target_x, target_y, uniform, weight)
         tx, ty, scalar = self._targets(target_x, target_y)
         m, d = tx.shape
+        ty = self._with_weight(ty, weight)
         if self.method == "data-independent" and uniform == "domain":
             as_finite_array(tx, "target_x")
-            out = _objpert.pdp_bound_data_independent(self.loss, tx, lam=self.lam, sigma=self.sigma,
+            loss = self.loss if weight is None else _objpert.WeightedLoss(self.loss)
+            out = _objpert.pdp_bound_data_independent(loss, tx, lam=self.lam, sigma=self.sigma,
                                                       rho=self.rho_parts["cross"], theta=self.theta,
                                                       target_y=ty, sharp=True)
             return float(out[0]) if scalar else out
@@ -591,14 +606,34 @@ class PrivacyReport:
             cols.append(self.gradient_release[:, None])
         return np.ascontiguousarray(np.hstack(cols)), k
 
-    def _epsilon_bound_rows(self, target_x: Any, target_y: Any, uniform: bool | str) -> np.ndarray:
+    def _with_weight(self, ty: np.ndarray, weight: Any) -> np.ndarray:
+        """The checked labels, as a weighted loss's complex labels ``y + 1j*v`` when ``weight`` is given."""
+        if weight is None:
+            return ty
+        v = as_finite_array(weight, "weight")
+        if v.ndim > 1 or (v.ndim == 1 and v.shape[0] != ty.shape[0]):
+            raise ValueError(f"weight must be a number or have one entry per target ({ty.shape[0]}); got shape "
+                             f"{v.shape}")
+        if not (np.all(v >= 0.0) and np.all(v <= 1.0)):
+            raise ValueError("weight must be in [0, 1] (a record's weight divided by the public weight bound)")
+        return _objpert.weighted_labels(ty, v)
+
+    def _epsilon_bound_rows(self, target_x: Any, target_y: Any, uniform: bool | str,
+                            weight: Any = None) -> np.ndarray:
         """epsilon_bound for targets read by blocks (the estimator's rows, a memmap or a Dask array)."""
         from .objpert import target_rows
 
-        trows, ty, _ = target_rows(target_x, target_y, self.loss, self.d)
+        if weight is not None and not _is_dask(target_y):
+            trows, ty, _ = target_rows(target_x, target_y, self.loss, self.d)
+            ty = self._with_weight(np.asarray(ty), weight)
+        elif weight is not None:
+            raise TypeError("weight with Dask targets: pass the targets as numpy arrays")
+        else:
+            trows, ty, _ = target_rows(target_x, target_y, self.loss, self.d)
         m = trows.n
         if self.method == "data-independent" and uniform == "domain":
-            return self.epsilon_bound(trows.materialize(), np.asarray(ty), uniform=uniform)
+            return self.epsilon_bound(trows.materialize(), np.real(np.asarray(ty)), uniform=uniform,
+                                      weight=None if weight is None else np.imag(np.asarray(ty)))
         qb, qe = self._cross_quantiles(uniform, m)
         Mcat, k = self._mcat(qe)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -618,7 +653,12 @@ class PrivacyReport:
         lam, lam_lo = self.lam, self.lambda_lower
         V = np.matmul(Xc, Mcat, out=_scratch((Xc.shape[0], Mcat.shape[1]), 1, "products")[0])
         xx = np.einsum("ij,ij->i", Xc, Xc)
-        d1, d2 = self.loss._d1_d2(V[:, k], yc)
+        yc = np.asarray(yc)
+        if yc.dtype.kind == "c":  # weighted targets: v f', v f''
+            d1, d2 = self.loss._d1_d2(V[:, k], yc.real)
+            d1, d2 = d1 * yc.imag, d2 * yc.imag
+        else:
+            d1, d2 = self.loss._d1_d2(V[:, k], yc)
         mu = xx / lam_lo
         if k:
             mu = np.minimum(mu, np.einsum("ij,ij->i", V[:, :k], V[:, :k]))
@@ -730,7 +770,7 @@ class PrivacyReport:
         return {c: getattr(self, _SIGMA_NAME[c]) for c in self.released_statistics}
 
     def overhead_pdp(self, target_x: ArrayLike, target_y: ArrayLike, delta: float, *,
-                     accounting: str = "gaussian") -> np.ndarray | float:
+                     accounting: str = "gaussian", weight: ArrayLike | None = None) -> np.ndarray | float:
         r"""The report's own pDP ε (at δ) towards each target: the price of publishing it.
 
         The released components are Gaussian mechanisms with per-instance :math:`\ell_2`
@@ -756,6 +796,9 @@ class PrivacyReport:
         accounting : {"gaussian", "source"}
             ``"gaussian"`` (default): the components composed as one Gaussian mechanism, tight ε;
             ``"source"``: the sum of the source's per-component bounds at δ/k.
+        weight : array_like, shape (m,) or scalar, optional
+            The targets' weights in [0, 1] in a weighted fit (as in :meth:`epsilon_bound`):
+            the sensitivities are multiplied by them. ``None``: 1.
 
         Returns
         -------
@@ -763,6 +806,9 @@ class PrivacyReport:
         """
         tx, ty, scalar = self._targets(target_x, target_y)
         d1, d2 = self.loss._d1_d2(tx @ self.theta, ty)
+        if weight is not None:
+            v = np.imag(self._with_weight(ty, weight))
+            d1, d2 = d1 * v, d2 * v
         xx = np.einsum("ij,ij->i", tx, tx)
         ad1 = np.abs(d1)
         sens = {"gradient": np.where((ad1 == 0) | (xx == 0), 0.0, ad1 * np.sqrt(xx)),
@@ -803,7 +849,7 @@ class PrivacyReport:
     # ------------------------------------------------------------- readable result
     def bounds(self, target_x: ArrayLike, target_y: ArrayLike | None = None, *, uniform: bool | str = False,
                label_bounds: tuple[float, float] | None = None, guarantee: Any = None,
-               index: Any = None) -> PersonalBounds:
+               index: Any = None, weight: ArrayLike | None = None) -> PersonalBounds:
         r"""Every person's private bound as a readable result: the bounds, ρ, the method and the guarantees.
 
         With ``target_y`` the bounds are :meth:`epsilon_bound`. Without it (``None``: the
@@ -835,6 +881,9 @@ class PrivacyReport:
             the result can state the model's and the report's ε.
         index : array_like, optional
             Labels of the m people for :meth:`PersonalBounds.to_frame`.
+        weight : array_like, shape (m,) or scalar, optional
+            The people's weights in [0, 1] in a weighted fit (:meth:`epsilon_bound`); ``None``:
+            the bound for every weight.
 
         Returns
         -------
@@ -842,10 +891,10 @@ class PrivacyReport:
         """
         uniform = self._check_uniform(uniform)
         if target_y is not None:
-            eps = self.epsilon_bound(target_x, target_y, uniform=uniform)
+            eps = self.epsilon_bound(target_x, target_y, uniform=uniform, weight=weight)
             known = True
         else:
-            eps = self.sup_over_labels(target_x, uniform=uniform, label_bounds=label_bounds)
+            eps = self.sup_over_labels(target_x, uniform=uniform, label_bounds=label_bounds, weight=weight)
             known = False
         eps = np.atleast_1d(np.asarray(eps, dtype=np.float64))
         total_eps = total_delta = report_eps = report_delta = None
@@ -865,7 +914,8 @@ class PrivacyReport:
                               report_epsilon=report_eps, report_delta=report_delta, index=index)
 
     def sup_over_labels(self, target_x: ArrayLike, *, uniform: bool | str = False,
-                        label_bounds: tuple[float, float] | None = None) -> np.ndarray | float:
+                        label_bounds: tuple[float, float] | None = None,
+                        weight: ArrayLike | None = None) -> np.ndarray | float:
         r"""The bound that holds whatever the target's label: :meth:`epsilon_bound` maximized over the labels.
 
         Logistic loss: the larger of the bounds at :math:`y = \pm1`. Regression losses
@@ -901,6 +951,9 @@ class PrivacyReport:
         label_bounds : tuple of float, optional
             ``(low, high)`` of a regression label on the fitted scale (required for a
             regression loss, ignored for the logistic loss).
+        weight : array_like, shape (m,) or scalar, optional
+            The targets' weights in [0, 1] in a weighted fit (:meth:`epsilon_bound`): a fixed
+            positive factor per target keeps the monotonicity the search relies on.
 
         Returns
         -------
@@ -910,9 +963,10 @@ class PrivacyReport:
         name = getattr(self.loss, "name", "")
         tx, scalar = self._finite_rows(target_x)
         m = tx.shape[0]
+        v = None if weight is None else np.imag(self._with_weight(np.zeros(m), weight))
         if name == "logistic":
-            out = np.maximum(self.epsilon_bound(tx, np.ones(m), uniform=uniform),
-                             self.epsilon_bound(tx, -np.ones(m), uniform=uniform))
+            out = np.maximum(self.epsilon_bound(tx, np.ones(m), uniform=uniform, weight=v),
+                             self.epsilon_bound(tx, -np.ones(m), uniform=uniform, weight=v))
             return float(out[0]) if scalar else out
         if not isinstance(self.loss, (Huber, RobustLog, Squared)):
             raise TypeError(f"a bound for every label needs the logistic loss or a regression loss h(y - t) "
@@ -931,7 +985,7 @@ class PrivacyReport:
         r_lo, r_hi = lo - t, hi - t
         a0 = np.where((r_lo <= 0.0) & (r_hi >= 0.0), 0.0, np.minimum(np.abs(r_lo), np.abs(r_hi)))
         b0 = np.maximum(np.abs(r_lo), np.abs(r_hi))
-        out = _branch_and_bound(self.loss, terms, a0, b0)
+        out = _branch_and_bound(self.loss, terms, a0, b0, v)
         self._finite_or_raise(out, target_x, "sup_over_labels")
         return float(out[0]) if scalar else out
 
@@ -979,22 +1033,28 @@ def _bound_from_terms(terms: dict[str, Any], c1: np.ndarray, c2: np.ndarray, sel
         return t1 + c1 * c1 * xx / (2.0 * s2) + cross / s2
 
 
-def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: np.ndarray) -> np.ndarray:
-    r"""max over |r| in [a0, b0] of B (see :meth:`PrivacyReport.sup_over_labels`): branch and bound, then golden section."""
+def _branch_and_bound(loss: GLMLoss, terms: dict[str, Any], a0: np.ndarray, b0: np.ndarray,
+                      weight: np.ndarray | None = None) -> np.ndarray:
+    r"""max over |r| in [a0, b0] of B (:meth:`PrivacyReport.sup_over_labels`): branch and bound, then golden section.
+
+    ``weight``: each target's weight v (c1 and c2 multiplied by it), or None (1).
+    """
     m = a0.shape[0]
 
-    def derivs(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def derivs(r: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c1, c2 = loss._d1_d2(np.zeros_like(r), r)  # f(t; y) = h(y - t): c1, c2 depend on r = y - t only
+        if weight is not None:
+            return np.abs(c1) * weight[sel], c2 * weight[sel]
         return np.abs(c1), c2
 
     def value(sel: np.ndarray, r: np.ndarray) -> np.ndarray:
-        c1, c2 = derivs(r)
+        c1, c2 = derivs(r, sel)
         return _bound_from_terms(terms, c1, c2, sel)
 
     def upper(sel: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # log term at the smallest |r| (largest curvature), gradient terms at the largest |r|
-        c1b, _ = derivs(b)
-        _, c2a = derivs(a)
+        c1b, _ = derivs(b, sel)
+        _, c2a = derivs(a, sel)
         return _bound_from_terms(terms, c1b, c2a, sel)
 
     every = np.arange(m)
@@ -1300,7 +1360,10 @@ def privacy_report(fit: _objpert.ObjPertResult, X: ArrayLike, y: ArrayLike, *, m
     gen = as_generator(rng)
     # the report is computed at the *released* theta: public, so its statistics' sensitivities
     # are those of a fixed theta (Thm 11, 14, 17), and it is published beside that theta
-    base = dict(method=method, rho=rho, theta=fit.theta_released, lam=fit.lam, sigma=fit.sigma, loss=loss)
+    # a weighted fit's report: the statistics below are of the weighted objective (each record's
+    # weight v <= 1 keeps the loss's constants as sensitivities); the bounds take a target's weight
+    unweighted = loss.base if isinstance(loss, _objpert.WeightedLoss) else loss
+    base = dict(method=method, rho=rho, theta=fit.theta_released, lam=fit.lam, sigma=fit.sigma, loss=unweighted)
     if method == "data-independent":
         return PrivacyReport(**base)
     parts = rho_parts(rho, method=method)

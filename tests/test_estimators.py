@@ -47,8 +47,11 @@ class _ClassesFromLabels(ObjPertClassifier):
         return classes
 
 
-@pytest.mark.parametrize("est", [_ClassesFromLabels(row_norm="clip", random_state=0),
-                                 ObjPertRegressor(row_norm="clip", random_state=0)], ids=lambda e: type(e).__name__)
+# weight_bound 4 with clipping: the checks' sample weights go up to 4, their class weights to 1000
+@pytest.mark.parametrize("est", [_ClassesFromLabels(row_norm="clip", random_state=0, weight_bound=4.0,
+                                                    weight_policy="clip"),
+                                 ObjPertRegressor(row_norm="clip", random_state=0, weight_bound=4.0,
+                                                  weight_policy="clip")], ids=lambda e: type(e).__name__)
 def test_check_estimator_passes(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS, on_skip=None)
 

@@ -235,7 +235,15 @@ def test_theorem_blocks_carry_labels_source_numbers_and_no_book_numbers(nb_path)
         kind, title, opts = m.groups()
         assert ":label:" in opts, f"{nb_path.name}: {kind} '{title.strip()}' has no :label:"
         assert ":nonumber:" in opts, f"{nb_path.name}: {kind} '{title.strip()}' carries a book number"
-        assert re.search(r"\(.*\)\s*$", title), f"{nb_path.name}: {kind} '{title.strip()}' names no source"
+        name = title.strip()
+        source = re.search(r" — (.+)$", name)  # "Ex-post pDP of ObjPert — Redberg & Wang 2021, Thm 6"
+        assert source, f"{nb_path.name}: {kind} '{name}' names no source after ' — '"
+        assert re.search(r"Redberg|Wang|Asi, Duchi|lecture notes|this book|\bbook\b|[A-Z]\w+ (?:et al\. )?(?:19|20)\d\d",
+                         source.group(1)), f"{nb_path.name}: {kind} '{name}' names no source after ' — '"
+        assert re.search(r"\d|lecture notes|this book", source.group(1)), \
+            f"{nb_path.name}: {kind} '{name}' names no number of its source"
+        prose = re.sub(r"\$[^$]*\$", "", name)
+        assert not re.search(r"\([^()]*\(", prose), f"{nb_path.name}: {kind} '{name}' nests parentheses"
     bare = re.findall(r"\{prf:ref\}`([^`<]*)`", text)
     assert not bare, f"{nb_path.name}: {{prf:ref}} without explicit text renders as a bare kind name: {bare}"
     assert re.search(r"\{prf:ref\}`[^`]+<[^`]+>`", text), f"{nb_path.name} never refers to its results with {{prf:ref}}"

@@ -9,11 +9,11 @@ and a GLM loss :math:`f` (:mod:`pdpkit.losses`),
 
 .. math::
 
-   \hat\theta^P = \operatorname{argmin}_\theta\; J(\theta; D) + b^\top\theta,
+   \theta^P = \operatorname{argmin}_\theta\; J(\theta; D) + b^\top\theta,
    \quad b \sim \mathcal N(0, \sigma^2 I_d).
 
-The first-order condition gives :math:`b = -\nabla J(\hat\theta^P; D)` *exactly*; the map
-:math:`b \mapsto \hat\theta^P` is a bijection (strict convexity), and the change of
+The first-order condition gives :math:`b = -\nabla J(\theta^P; D)` *exactly*; the map
+:math:`b \mapsto \theta^P` is a bijection (strict convexity), and the change of
 variables gives the exact output density
 
 .. math::
@@ -27,16 +27,16 @@ the *exact* minimizer, :func:`objpert_fit` raises rather than return a point who
 perturbed-gradient norm is above its tolerance.
 
 Ex-post per-instance privacy (Redberg & Wang 2021, Thm 6 and Cor 7; signs derived in the
-book chapter "Ex-post per-instance privacy of ObjPert"): with :math:`H = \nabla^2 J(\hat\theta^P; D)`,
-:math:`b = -\nabla J(\hat\theta^P; D)` and, for a GLM target :math:`z = (x, y)`,
-:math:`g = f'(x^\top\hat\theta^P; y)\,x`, :math:`\mu = f''(x^\top\hat\theta^P; y)\,x^\top H^{-1}x`,
+book chapter "Ex-post per-instance privacy of ObjPert"): with :math:`H = \nabla^2 J(\theta^P; D)`,
+:math:`b = -\nabla J(\theta^P; D)` and, for a GLM target :math:`z = (x, y)`,
+:math:`g = f'(x^\top\theta^P; y)\,x`, :math:`\mu = f''(x^\top\theta^P; y)\,x^\top H^{-1}x`,
 
 * adding :math:`z \notin D`:
   :math:`\epsilon_1 = \left|-\log(1 + \mu) + \frac{\|g\|^2}{2\sigma^2} - \frac{g^\top b}{\sigma^2}\right|`,
 * removing :math:`z \in D`:
   :math:`\epsilon_1 = \left|-\log(1 - \mu) + \frac{\|g\|^2}{2\sigma^2} + \frac{g^\top b}{\sigma^2}\right|`,
 
-where the quantity inside the absolute value is :math:`\log p_D(\hat\theta^P) - \log p_{D\pm z}(\hat\theta^P)`.
+where the quantity inside the absolute value is :math:`\log p_D(\theta^P) - \log p_{D_{\pm z}}(\theta^P)`.
 """
 
 from __future__ import annotations
@@ -249,9 +249,9 @@ def default_sigma_out(*, grad_tol: float, lam: float, mu: float = DEFAULT_OUTPUT
 
 @dataclass(frozen=True, eq=False)
 class ExPostTerms:
-    r"""The three signed terms of :math:`\log p_D(\hat\theta^P) - \log p_{D\pm z}(\hat\theta^P)`.
+    r"""The three signed terms of :math:`\log p_D(\theta^P) - \log p_{D_{\pm z}}(\theta^P)`.
 
-    ``log_det`` is :math:`-\log(1 \pm \mu)` (the log-determinant ratio :math:`\log\det H - \log\det H_{D\pm z}`),
+    ``log_det`` is :math:`-\log(1 \pm \mu)` (the log-determinant ratio :math:`\log\det H - \log\det H_{D_{\pm z}}`),
     ``grad_sq`` is :math:`\|g\|^2/(2\sigma^2)` and ``cross`` is :math:`\mp g^\top b/\sigma^2`
     (upper sign: adding a non-member; lower sign: removing a member). ``total`` is their
     sum and ``epsilon`` its absolute value, the ex-post pDP :math:`\epsilon_1`. ``mu`` is the
@@ -440,7 +440,7 @@ def objpert_fit(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float, 
                 grad_tol: float = DEFAULT_GRAD_TOL, sigma_out: float | None = None,
                 max_iter: int | None = None, method: str = "auto", norm_bound: float | None = 1.0,
                 keep_hessian: bool = False, tol: Any = _NO_TOL) -> ObjPertResult:
-    r"""Objective perturbation: :math:`\hat\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
+    r"""Objective perturbation: :math:`\theta^P = \operatorname{argmin}_\theta J(\theta; D) + b^\top\theta`.
 
     Minimizes :math:`\sum_i f(x_i^\top\theta; y_i) + \frac{\lambda}{2}\|\theta\|^2 + b^\top\theta`
     with :math:`b \sim \mathcal N(0, \sigma^2 I_d)` (or the given ``b``) — Algorithm 1 of
@@ -625,7 +625,7 @@ def erm_fit_nonprivate(X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: 
 # ==================================================================== output density
 def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str | GLMLoss, *, lam: float,
                         sigma: float) -> np.ndarray:
-    r"""Exact log-density of ObjPert's output :math:`\hat\theta^P` at ``theta``.
+    r"""Exact log-density of ObjPert's output :math:`\theta^P` at ``theta``.
 
     By the change of variables :math:`b = -\nabla J(\theta; D)` (a bijection because
     :math:`J` is :math:`\lambda`-strongly convex, with Jacobian :math:`-\nabla^2 J`),
@@ -637,7 +637,7 @@ def objpert_log_density(theta: ArrayLike, X: ArrayLike, y: ArrayLike, loss: str 
 
     (Redberg & Wang 2021, App. E.1; lecture notes, Lemma 10.1). Any :math:`d`; vectorized over
     the leading axes of ``theta``. The data set may be empty (``X`` of shape ``(0, d)``),
-    in which case :math:`\hat\theta^P = -b/\lambda` is Gaussian. A function of the data:
+    in which case :math:`\theta^P = -b/\lambda` is Gaussian. A function of the data:
     an analysis tool, not a private release.
 
     Parameters
@@ -735,7 +735,7 @@ def released_state_nonprivate(result: ObjPertResult, X: ArrayLike, y: ArrayLike)
     :math:`\tilde\theta` (``result.theta_released``) is the exact ObjPert minimizer for the noise
     :math:`\tilde b = -\nabla J(\tilde\theta; D)`, so the ex-post analysis of the returned result
     (:func:`ex_post_pdp`, :func:`ex_post_pdp_terms`) is ObjPert's privacy loss
-    :math:`\log p_D(\tilde\theta) - \log p_{D\pm z}(\tilde\theta)` *at the released point* — the
+    :math:`\log p_D(\tilde\theta) - \log p_{D_{\pm z}}(\tilde\theta)` *at the released point* — the
     quantity a privacy report (:func:`pdpkit.report.privacy_report`, computed at
     :math:`\tilde\theta`) bounds. Holds :math:`\tilde b`, a function of the data: not for publication.
 
@@ -1142,9 +1142,9 @@ def _check_members(rows: _Rows, y: Any, trows: _Rows, ty: Any, mem: np.ndarray, 
 
 
 def objpert_hessian(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> np.ndarray:
-    r"""The Hessian :math:`H = \sum_i f''(x_i^\top\hat\theta^P; y_i)\,x_i x_i^\top + \lambda I` of ObjPert's objective.
+    r"""The Hessian :math:`H = \sum_i f''(x_i^\top\theta^P; y_i)\,x_i x_i^\top + \lambda I` of ObjPert's objective.
 
-    :math:`H = \nabla^2 J(\hat\theta^P; D)`, the same for the perturbed objective (the noise term is linear).
+    :math:`H = \nabla^2 J(\theta^P; D)`, the same for the perturbed objective (the noise term is linear).
 
     The matrix at the released point of which Redberg & Wang 2021, Thm 6 (and
     :func:`ex_post_pdp`) use the inverse, and whose smallest eigenvalue the GOE
@@ -1171,13 +1171,13 @@ def objpert_hessian(result: ObjPertResult, X: ArrayLike, y: ArrayLike) -> np.nda
 
 def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: ArrayLike, *, member: ArrayLike,
                 signed: bool = False) -> np.ndarray | float:
-    r"""Exact ex-post per-instance DP :math:`\epsilon_1(\hat\theta^P, D, D\pm z)` of every GLM target.
+    r"""Exact ex-post per-instance DP :math:`\epsilon_1(\theta^P, D, D_{\pm z})` of every GLM target.
 
     Redberg & Wang 2021, Thm 6 and Cor 7 (proof in App. E.1), in this package's sign
     convention (derived in the book and checked against the exact output density
-    :func:`objpert_log_density`): with :math:`H = \nabla^2 J(\hat\theta^P; D)`,
-    :math:`b = -\nabla J(\hat\theta^P; D)`, :math:`g = f'(x^\top\hat\theta^P; y)\,x` and
-    :math:`\mu = f''(x^\top\hat\theta^P; y)\,x^\top H^{-1} x`,
+    :func:`objpert_log_density`): with :math:`H = \nabla^2 J(\theta^P; D)`,
+    :math:`b = -\nabla J(\theta^P; D)`, :math:`g = f'(x^\top\theta^P; y)\,x` and
+    :math:`\mu = f''(x^\top\theta^P; y)\,x^\top H^{-1} x`,
 
     .. math::
 
@@ -1186,13 +1186,13 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
        \left|-\log(1 - \mu) + \frac{\|g\|^2}{2\sigma^2} + \frac{g^\top b}{\sigma^2}\right| & z \in D \text{ (member=True: removing } z),
        \end{cases}
 
-    and the expression inside :math:`|\cdot|` equals :math:`\log p_D(\hat\theta^P) - \log p_{D\pm z}(\hat\theta^P)`.
+    and the expression inside :math:`|\cdot|` equals :math:`\log p_D(\theta^P) - \log p_{D_{\pm z}}(\theta^P)`.
     It is a function of the data and the output: publishing it is *not* private (that is
     what the privacy report is for).
 
     One Cholesky factor of :math:`H` (the fit's, if present; otherwise :math:`H` is formed in
     the same pass over the data as the gradient) and one triangular inverse; the targets are
-    processed in cache-sized blocks with one matrix product each, no Python loop over targets. :math:`b` is recomputed as :math:`-\nabla J(\hat\theta^P; D)` (exact for the
+    processed in cache-sized blocks with one matrix product each, no Python loop over targets. :math:`b` is recomputed as :math:`-\nabla J(\theta^P; D)` (exact for the
     released point), and a ``ValueError`` is raised if ``X, y`` are not the fitted data.
 
     Parameters
@@ -1215,7 +1215,7 @@ def ex_post_pdp(result: ObjPertResult, X: ArrayLike, y: ArrayLike, target_x: Arr
         is compared exactly; memory :math:`O(m + \text{block})`); ``ValueError`` naming
         ``target_x`` and the first offending index otherwise.
     signed : bool
-        Return the signed log-ratio :math:`\log p_D - \log p_{D\pm z}` instead of its absolute value.
+        Return the signed log-ratio :math:`\log p_D - \log p_{D_{\pm z}}` instead of its absolute value.
 
     Returns
     -------
@@ -1239,8 +1239,8 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
                         member: ArrayLike, signed: bool = False) -> np.ndarray | float:
     r"""Ex-post pDP of ObjPert for a smooth convex (not necessarily GLM) per-example loss.
 
-    Redberg & Wang 2021, Thm 6: with :math:`g = \nabla\ell(\hat\theta^P; z)`,
-    :math:`G = \nabla^2\ell(\hat\theta^P; z)` (supplied per target),
+    Redberg & Wang 2021, Thm 6: with :math:`g = \nabla\ell(\theta^P; z)`,
+    :math:`G = \nabla^2\ell(\theta^P; z)` (supplied per target),
 
     .. math::
 
@@ -1258,9 +1258,9 @@ def ex_post_pdp_general(result: ObjPertResult, X: ArrayLike, y: ArrayLike, targe
     result, X, y, member, signed
         As in :func:`ex_post_pdp`.
     target_grad : array_like, shape (m, d) or (d,)
-        :math:`\nabla\ell(\hat\theta^P; z)` per target.
+        :math:`\nabla\ell(\theta^P; z)` per target.
     target_hessian : array_like, shape (m, d, d) or (d, d)
-        :math:`\nabla^2\ell(\hat\theta^P; z)` per target (symmetric).
+        :math:`\nabla^2\ell(\theta^P; z)` per target (symmetric).
 
     Raises
     ------
@@ -1301,13 +1301,13 @@ def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, *, lam:
 
     .. math::
 
-       \epsilon_1(\hat\theta^P, D, D\pm z) \le -\log\!\left(1 - \frac{c_2\|x\|_2^2}{\lambda}\right)
+       \epsilon_1(\theta^P, D, D_{\pm z}) \le -\log\!\left(1 - \frac{c_2\|x\|_2^2}{\lambda}\right)
        + \frac{c_1^2\|x\|_2^2}{2\sigma^2} + \frac{c_1\|x\|_1\sqrt{2\log(2d/\rho)}}{\sigma},
 
     simultaneously for all targets, with probability at least :math:`1 - \rho` over
     :math:`b` (the event is :math:`\|b\|_\infty \le \sigma\sqrt{2\log(2d/\rho)}`). Here
-    :math:`c_1 = |f'(x^\top\hat\theta^P; y)|` and :math:`c_2 = f''(x^\top\hat\theta^P; y)`
-    when ``theta`` (the released :math:`\hat\theta^P`) and ``target_y`` are given — the
+    :math:`c_1 = |f'(x^\top\theta^P; y)|` and :math:`c_2 = f''(x^\top\theta^P; y)`
+    when ``theta`` (the released :math:`\theta^P`) and ``target_y`` are given — the
     bound then depends on the output and the target only, not on :math:`D` — and the loss's
     worst-case constants :math:`c_1 = L`, :math:`c_2 = \beta` otherwise (a bound that holds
     before seeing the output). The first term is ``inf`` when :math:`c_2\|x\|^2 \ge \lambda`.
@@ -1327,7 +1327,7 @@ def pdp_bound_data_independent(loss: str | GLMLoss, target_x: ArrayLike, *, lam:
     rho : float
         Failure probability in :math:`(0, 1)`.
     theta : array_like, shape (d,), optional
-        The released :math:`\hat\theta^P`.
+        The released :math:`\theta^P`.
     target_y : array_like, shape (m,), optional
         Labels (required with ``theta``).
     sharp : bool

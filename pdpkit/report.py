@@ -6,10 +6,10 @@ calibration of App. C.3 (Prop 15, Cor 16), Analyze-Gauss with GOE noise (App. D,
 Thm 17, Lemma 20) and the budget allocation of App. B.2.
 
 Setting (notation of :mod:`pdpkit.objpert`, losses summed): ObjPert released
-:math:`\hat\theta^P = \operatorname{argmin} J(\theta; D) + b^\top\theta`,
-:math:`b \sim \mathcal N(0, \sigma^2 I)`, so :math:`b = -\nabla J(\hat\theta^P; D)`, with
-:math:`H = \nabla^2 J(\hat\theta^P; D) \succeq \lambda I`. For a GLM target :math:`z = (x, y)`
-write :math:`c_1 = f'(x^\top\hat\theta^P; y)`, :math:`c_2 = f''(x^\top\hat\theta^P; y) \ge 0`,
+:math:`\theta^P = \operatorname{argmin} J(\theta; D) + b^\top\theta`,
+:math:`b \sim \mathcal N(0, \sigma^2 I)`, so :math:`b = -\nabla J(\theta^P; D)`, with
+:math:`H = \nabla^2 J(\theta^P; D) \succeq \lambda I`. For a GLM target :math:`z = (x, y)`
+write :math:`c_1 = f'(x^\top\theta^P; y)`, :math:`c_2 = f''(x^\top\theta^P; y) \ge 0`,
 :math:`\mu = x^\top H^{-1}x`. The ex-post pDP of the release is
 (:func:`pdpkit.objpert.ex_post_pdp`)
 
@@ -20,9 +20,9 @@ write :math:`c_1 = f'(x^\top\hat\theta^P; y)`, :math:`c_2 = f''(x^\top\hat\theta
 
 (upper signs: :math:`z \notin D`; lower: :math:`z \in D`). It depends on :math:`D` through
 :math:`H` and :math:`b`, so it cannot be published. :func:`privacy_report` releases noisy
-versions of :math:`H` (Alg 6), of :math:`\nabla J(\hat\theta^P; D)` (Alg 5) and of
+versions of :math:`H` (Alg 6), of :math:`\nabla J(\theta^P; D)` (Alg 5) and of
 :math:`\lambda_{\min}(H)` (Alg 3); everything a :class:`PrivacyReport` computes afterwards is
-post-processing of :math:`\hat\theta^P` and these releases, and is valid for **either**
+post-processing of :math:`\theta^P` and these releases, and is valid for **either**
 neighbour (the report does not know whether :math:`z \in D`):
 
 * log term. Under the event :math:`\|\hat H - H\|_2 \le \tau\sigma_H` and
@@ -33,7 +33,7 @@ neighbour (the report does not know whether :math:`z \in D`):
   :math:`-\log(1 - c_2\bar\mu)` and at most :math:`\log(1 + c_2\|x\|^2/\max\{\lambda,
   \underline\lambda - c_2\|x\|^2\})` (:math:`H_{-z} \succeq \lambda I`, and Weyl). The report
   takes the smaller of the two member bounds; both dominate the non-member term.
-* quadratic term :math:`c_1^2\|x\|^2/(2\sigma^2)`: exact (a function of :math:`\hat\theta^P`).
+* quadratic term :math:`c_1^2\|x\|^2/(2\sigma^2)`: exact (a function of :math:`\theta^P`).
 * cross term. :math:`x` is fixed, so :math:`x^\top b \sim \mathcal N(0, \sigma^2\|x\|^2)`
   (Thm 9, per-target :math:`\ell_2` form); with the released gradient
   :math:`\hat g = \nabla J + e = -b + e`, :math:`|c_1 x^\top b| \le |c_1\hat g^\top x|
@@ -254,7 +254,7 @@ class PrivacyReport:
     r"""A released privacy report (Redberg & Wang 2021, Alg 2 / Alg 4): releases, parameters, bounds.
 
     Build it with :func:`privacy_report`. It holds only public quantities — the ObjPert
-    release :math:`\hat\theta^P` with its parameters, and the report's own releases — so it
+    release :math:`\theta^P` with its parameters, and the report's own releases — so it
     can be published (:meth:`to_dict` / :meth:`from_dict`); every method is post-processing.
 
     Attributes
@@ -263,7 +263,7 @@ class PrivacyReport:
     rho : float
         Total failure probability per target (or per call, for the uniform variants).
     theta : numpy.ndarray
-        :math:`\hat\theta^P` (read-only).
+        :math:`\theta^P` (read-only).
     lam, sigma : float
         ObjPert's regularization :math:`\lambda` and noise scale :math:`\sigma`.
     loss : GLMLoss
@@ -271,7 +271,7 @@ class PrivacyReport:
         Noise scales of Alg 5 (:math:`\sigma_2`), Alg 6 (:math:`\sigma_H`) and Alg 3
         (:math:`\sigma_4`); ``None`` when the component is not released.
     gradient_release : numpy.ndarray or None
-        :math:`\nabla J(\hat\theta^P; D) + e`, :math:`e \sim \mathcal N(0, \sigma_2^2 I)`.
+        :math:`\nabla J(\theta^P; D) + e`, :math:`e \sim \mathcal N(0, \sigma_2^2 I)`.
     hessian_release : numpy.ndarray or None
         :math:`H + \sigma_H(Z + Z^\top)/\sqrt2` (Alg 6).
     lambda_min_release : float or None
@@ -532,7 +532,7 @@ class PrivacyReport:
 
     def epsilon_bound(self, target_x: ArrayLike, target_y: ArrayLike, *,
                       uniform: bool | str = False, weight: ArrayLike | None = None) -> np.ndarray | float:
-        r"""Private upper bound :math:`\bar\epsilon_1^P(z) \ge \epsilon_1(\hat\theta^P, D, D_{\pm z})` for every target.
+        r"""Private upper bound :math:`\bar\epsilon_1^P(z) \ge \epsilon_1(\theta^P, D, D_{\pm z})` for every target.
 
         With :math:`\bar\mu` = :meth:`leverage_bound`, :math:`\underline\lambda` = ``lambda_lower``,
 
@@ -680,16 +680,16 @@ class PrivacyReport:
                               uniform: bool | str = False) -> np.ndarray | float:
         r"""Private bound on the ex-post pDP for a smooth convex per-example loss that need not be a GLM (Appendix C.2).
 
-        With :math:`g = \nabla\ell(\hat\theta^P; z)` and :math:`G = \nabla^2\ell(\hat\theta^P; z)`
+        With :math:`g = \nabla\ell(\theta^P; z)` and :math:`G = \nabla^2\ell(\theta^P; z)`
         supplied per target, the log-determinant term is bounded through
         :math:`G^{1/2}H^{-1}G^{1/2} \preceq c\,G^{1/2}M^{-1}G^{1/2}` (:math:`M` the released
         estimator matrix, :math:`c` its factor, as in :meth:`leverage_bound`):
         :math:`-\log\det(I - cG^{1/2}M^{-1}G^{1/2})` (member; dominates the non-member term),
         or :math:`\log\det(I + G/\max\{\lambda, \underline\lambda - \|G\|_2\})` (member via
         :math:`H_{-z}`), whichever is smaller. The cross term: :math:`g` depends on
-        :math:`b` through :math:`\hat\theta^P`, so without a released gradient only Hölder
+        :math:`b` through :math:`\theta^P`, so without a released gradient only Hölder
         with :math:`\|b\|_\infty` (:math:`\|g\|_1`, Thm 9) is valid; with :math:`\hat g` (drawn
-        after :math:`\hat\theta^P`, so independent of :math:`g`) also
+        after :math:`\theta^P`, so independent of :math:`g`) also
         :math:`|g^\top\hat g| + \sigma_2\|g\|q`. On a GLM target (:math:`g = c_1x`,
         :math:`G = c_2xx^\top`) the log and quadratic terms equal those of
         :meth:`epsilon_bound`, and the whole bound equals ``epsilon_bound(..., uniform="domain")``
@@ -698,9 +698,9 @@ class PrivacyReport:
         Parameters
         ----------
         target_grad : array_like, shape (m, d) or (d,)
-            Gradient :math:`g = \nabla\ell(\hat\theta^P; z)` of each target's loss at the released point.
+            Gradient :math:`g = \nabla\ell(\theta^P; z)` of each target's loss at the released point.
         target_hessian : array_like, shape (m, d, d) or (d, d)
-            Hessian :math:`G = \nabla^2\ell(\hat\theta^P; z)` of each target's loss at the
+            Hessian :math:`G = \nabla^2\ell(\theta^P; z)` of each target's loss at the
             released point; symmetric positive semidefinite.
         uniform : bool or "domain"
             As in :meth:`epsilon_bound`.
@@ -774,7 +774,7 @@ class PrivacyReport:
         r"""The report's own pDP ε (at δ) towards each target: the price of publishing it.
 
         The released components are Gaussian mechanisms with per-instance :math:`\ell_2`
-        sensitivities (at the fixed :math:`\hat\theta^P`) :math:`\Delta_2 = |c_1|\|x\|` (gradient,
+        sensitivities (at the fixed :math:`\theta^P`) :math:`\Delta_2 = |c_1|\|x\|` (gradient,
         Thm 14), :math:`\Delta_H = c_2\|x\|^2/\sqrt2` (Alg 6 in its iid coordinates, Thm 17) and
         :math:`\Delta_4 = c_2\|x\|^2` (:math:`\lambda_{\min}`, Weyl, Thm 11).
 
@@ -921,7 +921,7 @@ class PrivacyReport:
         Logistic loss: the larger of the bounds at :math:`y = \pm1`. Regression losses
         :math:`f(t; y) = h(y - t)` with :math:`h` even and convex, :math:`|h'|` nondecreasing
         and :math:`h''` nonincreasing in :math:`|r|` (``"huber"``, ``"robust_log"``,
-        ``"squared"``): with :math:`t = x^\top\hat\theta^P` fixed, the bound depends on the
+        ``"squared"``): with :math:`t = x^\top\theta^P` fixed, the bound depends on the
         label only through :math:`r = y - t`, as
 
         .. math::

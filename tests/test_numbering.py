@@ -65,7 +65,7 @@ def unqualified(text: str) -> list[str]:
     return found
 
 
-PAGES = ["notation.md"]  # the book's pages written by hand (chapters are notebooks)
+PAGES = ["notation.md", "api.md"]  # the book's pages written by hand (chapters are notebooks)
 
 
 def _markdown_pages() -> list[tuple[str, str]]:

@@ -265,8 +265,8 @@ def breast_cancer_hessian(*, lam: float = 1.0, sigma: float = 1.0,
 
     The 569 tumours' 30 features are standardized and each row scaled to unit norm;
     :func:`pdpkit.objpert.objpert_fit` fits logistic regression by objective perturbation
-    and the Hessian :math:`H = \sum_i f''(x_i^\top\hat\theta^P)x_ix_i^\top + \lambda I`
-    is evaluated at the released :math:`\hat\theta^P` (Redberg & Wang 2021, App. C–D).
+    and the Hessian :math:`H = \sum_i f''(x_i^\top\theta^P)x_ix_i^\top + \lambda I`
+    is evaluated at the released :math:`\theta^P` (Redberg & Wang 2021, App. C–D).
     :math:`H` is a function of the data and is not private.
 
     Parameters
@@ -281,7 +281,7 @@ def breast_cancer_hessian(*, lam: float = 1.0, sigma: float = 1.0,
     Returns
     -------
     (H, X, fpp)
-        The Hessian, the normalized features and the curvatures :math:`f''(x_i^\top\hat\theta^P)`.
+        The Hessian, the normalized features and the curvatures :math:`f''(x_i^\top\theta^P)`.
     """
     from sklearn.datasets import load_breast_cancer
 

@@ -84,7 +84,7 @@ class WorstCasePdp:
     n, d : numpy.ndarray
         Data-set size and dimension of every row (one of them constant).
     worst_pdp : numpy.ndarray
-        :math:`\max_{z \in D}\epsilon_1(\hat\theta^P, D, D_{-z})`.
+        :math:`\max_{z \in D}\epsilon_1(\theta^P, D, D_{-z})`.
     mean_pdp : numpy.ndarray
         The mean of :math:`\epsilon_1` over the members.
     worst_bound : numpy.ndarray
@@ -93,7 +93,7 @@ class WorstCasePdp:
         :math:`\ell_1` term at failure probability ``rho``).
     worst_bound_output : numpy.ndarray
         The same bound with the constants evaluated at the released
-        :math:`\hat\theta^P` (``theta=`` option), maximized over members.
+        :math:`\theta^P` (``theta=`` option), maximized over members.
     bound_dominates : numpy.ndarray of bool
         Whether the data-independent bound is :math:`\ge \epsilon_1` for *every*
         member (Thm 9: probability at least :math:`1 - \rho`).
@@ -182,7 +182,7 @@ def worst_case_pdp_vs_n(ns: Sequence[int], *, d: int, lam: float, sigma: float, 
     (:func:`pdpkit.datasets.make_synthetic_logistic` for the logistic loss,
     :func:`pdpkit.datasets.make_synthetic_regression` otherwise; unit-norm rows),
     run ObjPert (:func:`pdpkit.objpert.objpert_fit`), and compute the exact ex-post pDP
-    :math:`\epsilon_1(\hat\theta^P, D, D_{-z})` of every member (Thm 6 / Cor 7) and the
+    :math:`\epsilon_1(\theta^P, D, D_{-z})` of every member (Thm 6 / Cor 7) and the
     data-independent bound of every member (Thm 8 + Thm 9). The DP :math:`\epsilon` of
     the mechanism (the same for every data set) comes from
     :func:`pdpkit.objpert.objpert_epsilon_classic` at ``delta``.
@@ -263,13 +263,13 @@ class PdpDistribution:
     Attributes
     ----------
     eps1 : numpy.ndarray, shape (n,)
-        :math:`\epsilon_1(\hat\theta^P, D, D_{-z_i})` for every member :math:`z_i`.
+        :math:`\epsilon_1(\theta^P, D, D_{-z_i})` for every member :math:`z_i`.
     terms : pdpkit.objpert.ExPostTerms
         Its three signed terms (log-determinant, gradient, cross term).
     bound_data_independent : numpy.ndarray, shape (n,)
         Thm 8 + Thm 9 with the loss's constants (``inf`` for an unbounded gradient).
     bound_output_dependent : numpy.ndarray, shape (n,)
-        The same bound with :math:`f', f''` evaluated at :math:`\hat\theta^P`.
+        The same bound with :math:`f', f''` evaluated at :math:`\theta^P`.
     dp_eps : float
         Classic DP :math:`\epsilon` of the run (``inf`` when the loss has an unbounded
         gradient: then the mechanism is not DP for any finite :math:`\epsilon`).
@@ -394,7 +394,7 @@ def objpert_density_mass(X: Any, y: Any, loss: str | GLMLoss, *, lam: float, sig
 
     .. math::
 
-       \Pr[\|\hat\theta^P - \hat\theta\| > r] \le \Pr[\chi^2_d \ge (\lambda r/\sigma)^2],
+       \Pr[\|\theta^P - \hat\theta\| > r] \le \Pr[\chi^2_d \ge (\lambda r/\sigma)^2],
 
     and :math:`r` is chosen so that this tail is ``tail``. The box contains the ball,
     so the mass outside the box is at most ``tail``. The integral over the box is a

@@ -99,7 +99,7 @@ class ReportVsTruth:
     Attributes
     ----------
     eps1 : numpy.ndarray
-        :math:`\epsilon_1(\hat\theta^P, D, D_{-z})` of every member (exact, not private).
+        :math:`\epsilon_1(\theta^P, D, D_{-z})` of every member (exact, not private).
     bounds : dict
         ``{method: bound per member}`` from :meth:`pdpkit.report.PrivacyReport.epsilon_bound`.
     leverage : dict

@@ -11,6 +11,11 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
                [--no-intercept] [--report METHOD --report-epsilon E2 --report-delta D2]
                [--rho P] [--budget-epsilon EB --budget-delta DB] [--ledger FILE]
                [--seed S] [--sign KEY] --out RELEASE.json
+    pdpkit fit DATA.csv (--label COL --label-bounds LOW,HIGH | --schema SCHEMA.json)
+               --model ops|adaops --epsilon E --delta D [--n-max N]
+               [--features a,b,... | --drop id,...] [--norm-bound R] [--row-norm raise|clip]
+               [--no-intercept] [--budget-epsilon EB --budget-delta DB] [--ledger FILE]
+               [--seed S] [--sign KEY] --out RELEASE.json
     pdpkit report RELEASE.json TARGETS.csv --label COL [--schema SCHEMA.json]
                   [--public-key KEY.pub] --out REPORT.csv [--plot PNG] [--uniform]
     pdpkit predict RELEASE.json DATA.csv [--schema SCHEMA.json]
@@ -35,6 +40,18 @@ classes equal as numbers, ``--classes 1,1.0``, are refused) or :class:`pdpkit.es
 guarantee and, with ``--report``, the report's noisy statistics) as JSON. ``report``
 evaluates the released privacy report on any records, members or not, one output row per
 input row in input order. ``predict`` applies the released model.
+
+``fit --model ops`` or ``--model adaops`` trains :class:`pdpkit.ops_estimators.OPSRegressor`
+or :class:`pdpkit.ops_estimators.AdaOPSRegressor` (linear regression by one-posterior sampling)
+on a numeric label whose public bounds are ``--label-bounds`` or the schema's, and writes a
+:class:`pdpkit.release.OPSRelease`; ``--n-max`` is a public bound on the number of records
+(without it the number of records is treated as public and written in the release). It prints
+its charge before any noise is drawn, is charged to ``--budget-epsilon``/``--ledger`` like an
+ObjPert fit, and refuses the options that belong to ObjPert (``--loss``, ``--classes``,
+``--report`` and its budget, ``--rho``, ``--report-share``, the planner), naming each.
+``verify``, ``predict`` and ``report`` read such a release; ``report`` then writes each
+record's data-independent pDP bound (:meth:`pdpkit.release.OPSRelease.per_person_epsilon`);
+``page`` refuses it.
 
 **Signing.** ``keygen`` writes an Ed25519 key pair (:mod:`pdpkit.signing`): ``KEY``, the
 private key (mode 0600, to keep secret), and ``KEY.pub``; it prints the public key's
@@ -1301,6 +1318,12 @@ def _plan_fit(est: Any, args: argparse.Namespace) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    if args.model != "objpert":
+        return _fit_ops(args)
+    given = [o for o, v in (("--label-bounds", args.label_bounds), ("--n-max", args.n_max)) if v is not None]
+    if given:
+        raise CLIError(f"{given[0]}: belongs to --model ops or adaops (an ObjPert fit takes no such bound); leave "
+                       "it out, or choose --model ops or adaops")
     _check_budget_options(args)
     _check_report_options(args)
     signing_key = _load_key(args.sign, "--sign", private=True) if args.sign else None
@@ -1351,6 +1374,144 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The options of an ObjPert fit that an OPS or AdaOPS fit refuses (with the reason).
+_NOT_OPS = (("loss", "--loss", "OPS and AdaOPS fit the squared loss"),
+            ("classes", "--classes", "OPS and AdaOPS are regressions (numeric labels)"),
+            ("report", "--report", "the per-person bounds of OPS need no report: pdpkit report computes them from "
+                                   "the release"),
+            ("report_epsilon", "--report-epsilon", "OPS and AdaOPS release no report"),
+            ("report_delta", "--report-delta", "OPS and AdaOPS release no report"),
+            ("rho", "--rho", "OPS and AdaOPS release no report"),
+            ("report_share", "--report-share", "OPS and AdaOPS release no report"))
+
+
+def _ops_options(args: argparse.Namespace, schema: Any) -> None:
+    """Refuse the options that do not apply to --model ops/adaops; the labels' public bounds."""
+    model = f"--model {args.model}"
+    for attr, option, why in _NOT_OPS:
+        if getattr(args, attr, None) is not None:
+            raise CLIError(f"{option}: does not apply to {model} ({why}); leave it out")
+    if schema is None:
+        if args.label_bounds is None:
+            raise CLIError(f"--label-bounds: {model} needs the labels' public bounds LOW,HIGH (or a --schema whose "
+                           "label is numeric with bounds); bounds read from the data would reveal who is in it")
+        return
+    lab = schema.label
+    if lab is None or lab.kind != "numeric" or schema.label_bounds is None:
+        raise CLIError(f"--schema {args.schema}: {model} is a regression: the schema's label must be numeric with "
+                       "public bounds (\"role\": \"label\", \"low\" and \"high\")")
+    if args.label_bounds is not None and tuple(args.label_bounds) != tuple(schema.label_bounds):
+        raise CLIError(f"--label-bounds {_num(args.label_bounds[0])},{_num(args.label_bounds[1])}: the schema's "
+                       f"label bounds are {_num(schema.label_bounds[0])},{_num(schema.label_bounds[1])} (--schema "
+                       f"{args.schema}); leave --label-bounds out or make them agree")
+
+
+def _ops_labels(frame: Any, label: str, args: argparse.Namespace, path: str) -> np.ndarray:
+    """The numeric labels of an OPS fit without a schema, within --label-bounds (or clipped with --row-norm clip)."""
+    import pandas as pd
+
+    try:
+        y = _numeric(pd.DataFrame({label: _label_text(frame, label, path)}), [label], path, what="label").ravel()
+    except _RowError as exc:
+        raise _RowError(exc.path, f"{exc.text} (--model {args.model} needs numeric labels)") from None
+    lo, hi = args.label_bounds
+    c, h = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    if args.row_norm == "raise" and np.any(np.abs((y - c) / h) > 1.0 + 1e-12):
+        raise CLIError(f"{path}: a label lies outside --label-bounds {_num(lo)},{_num(hi)} (the public bounds the "
+                       "guarantee assumes); widen --label-bounds from public knowledge, or pass --row-norm clip "
+                       "(labels are then clipped)")
+    return y
+
+
+def _plan_ops(est: Any, X: Any, args: argparse.Namespace) -> None:
+    """Print the fit's charge (and, with a budget, the total it leaves), before any noise is drawn."""
+    from .accountant import compose
+    from .events import UnsupportedEventError
+
+    new = est.privacy_events(X)
+    shares = " + ".join(f"{c.name.rsplit(' ', 1)[-1]} ({fmt_up(c.epsilon(), 4)}, {fmt_up(c.delta, 3)})" for c in new)
+    acc = args.accountant
+    if acc is None:
+        print(f"plan (given, before any noise is drawn): {shares} [{new[0].kind}]")
+        return
+    try:
+        total, how = compose(tuple(acc.ledger) + tuple(new), acc.delta)
+    except UnsupportedEventError as exc:
+        where = (f"--ledger {args.ledger}" if args.ledger is not None else
+                 f"--budget-epsilon {args.budget_epsilon:g} / --budget-delta {args.budget_delta:g}")
+        raise CLIError(f"{where}: {exc}; nothing was released (an AdaOPS fit needs a budget of its own; --model "
+                       "ops composes with other entries)") from None
+    earlier = f" with {len(acc.ledger)} earlier entries" if acc.ledger else ""
+    print(f"plan (given, before any noise is drawn): {shares}; the budget ({fmt_up(acc.epsilon, 4)}, "
+          f"{fmt_up(acc.delta, 3)}) then holds epsilon {fmt_up(total, 4)}{earlier} [{how}]")
+
+
+def _fit_ops(args: argparse.Namespace) -> int:
+    """``pdpkit fit --model ops|adaops``: :class:`pdpkit.ops_estimators.OPSRegressor` or ``AdaOPSRegressor``."""
+    if args.epsilon is None or args.delta is None:
+        raise CLIError(f"--epsilon: --model {args.model} needs the model's --epsilon and --delta (the planner "
+                       "shares a budget between an ObjPert model and its report)")
+    signing_key = _load_key(args.sign, "--sign", private=True) if args.sign else None
+    schema = _fit_schema(args, args.data) if args.schema else None
+    if schema is None and args.label is None:
+        raise CLIError("give --label COL (the label column), or --schema FILE with a label column")
+    _ops_options(args, schema)
+    args.accountant = _accountant_for(args)
+    args.check_argv = _fit_check_argv(args, None)
+    label = schema.label.name if schema is not None else args.label
+    frame, _ = _read_table(args.data, text_columns=(label,))
+    header = list(frame.columns)
+    if label not in header:
+        raise CLIError(f"{args.data}: no column {label!r} (columns: {', '.join(header)})")
+    from .ops_estimators import AdaOPSRegressor, OPSRegressor
+
+    cls = AdaOPSRegressor if args.model == "adaops" else OPSRegressor
+    est = cls(args.epsilon, args.delta, norm_bound=args.norm_bound, row_norm=args.row_norm,
+              fit_intercept=not args.no_intercept, random_state=args.seed, n_max=args.n_max,
+              **({"label_bounds": tuple(args.label_bounds)} if schema is None else {}))
+    if args.accountant is not None:
+        est.set_params(accountant=args.accountant)
+    if schema is None:
+        import pandas as pd
+
+        names = _fit_features(header, label, args, args.data)
+        X = _numeric(frame, names, args.data)
+        y = _ops_labels(frame, label, args, args.data)
+        del frame
+        _check_rows(X, args.norm_bound, args.row_norm, args.data)
+        if args.row_norm == "clip":
+            X = _clip_rows(X, args.norm_bound)
+        if args.n_max is not None and X.shape[0] > args.n_max:
+            raise CLIError(f"--n-max {args.n_max}: {args.data} has more records; --n-max must be a public bound on "
+                           "the number of records")
+        fit_X = pd.DataFrame(X, columns=names, copy=False)
+        described = f"{len(names)} features"
+    else:
+        fit_X = _typed_frame(frame, schema, args.data, schema.features)
+        if fit_X.shape[0] == 0:
+            raise CLIError(f"{args.data}: no data rows")
+        if args.n_max is not None and fit_X.shape[0] > args.n_max:
+            raise CLIError(f"--n-max {args.n_max}: {args.data} has more records; --n-max must be a public bound on "
+                           "the number of records")
+        y = np.asarray(schema.decode_label(_schema_labels(schema, frame, label, args.data, "huber")), dtype=float)
+        _encode(schema, fit_X, args.norm_bound, args.data)  # the schema's refusals, named after the file
+        est.set_params(schema=schema)
+        described = (f"{len(schema.feature_names)} features ({schema.n_encoded} encoded by --schema "
+                     f"{args.schema})")
+    _plan_ops(est, fit_X, args)
+    est.fit(fit_X, y)
+    release = est.release_ if signing_key is None else est.release_.sign(signing_key)
+    _write_atomic(args.out, release.to_json(indent=2) + "\n")
+    seeded = ("; reproducible from --seed: private only while the seed stays secret" if args.seed is not None
+              else "")
+    print(f"wrote {args.out}: {described}, {release.guarantee}{seeded}")
+    if signing_key is not None:
+        print(f"signed by the key {release.signer} (--sign {args.sign}); release fingerprint {release.fingerprint}")
+    if getattr(args, "ledger", None) is not None:
+        print(f"ledger {args.ledger}: {_budget_line(args.accountant)}")
+    return 0
+
+
 def _cmd_budget(args: argparse.Namespace) -> int:
     from .accountant import PrivacyAccountant
 
@@ -1378,7 +1539,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ releases
 def _load_release(path: str, public_key: Any = None):
     """The release, read strictly (hostile JSON refused, naming the field) and verified; signed by ``public_key``."""
-    from .release import Release
+    from .release import load_release
 
     try:
         with open(path, "rb") as fh:
@@ -1386,7 +1547,7 @@ def _load_release(path: str, public_key: Any = None):
     except OSError as exc:
         raise CLIError(f"{path}: {exc.strerror or exc}") from None
     try:
-        return Release.from_json(text, public_key=public_key)  # strict, signature checked, guarantee recomputed
+        return load_release(text, public_key=public_key)  # strict, signature checked, guarantee recomputed
     except (ValueError, KeyError, TypeError) as exc:
         raise CLIError(f"{path}: refused: {exc}") from None
     except (OverflowError, RecursionError) as exc:  # (a safeguard: the strict reader refuses such text first)
@@ -1520,7 +1681,7 @@ def _release_check_argv(args: argparse.Namespace, release: Any, schema: Any, pat
             before = f"write the \"schema\" field of {args.release} to SCHEMA.json, then "
     elif release.feature_names is not None:
         argv += ["--features", ",".join(release.feature_names)]
-    if label is not None and release.loss == "logistic" and release.classes is not None and not (
+    if label is not None and getattr(release, "loss", None) == "logistic" and release.classes is not None and not (
             schema is not None and schema.label is not None and schema.label.name == label):
         argv += ["--classes", ",".join(str(c) for c in release.classes)]
     if schema is None:
@@ -1530,8 +1691,60 @@ def _release_check_argv(args: argparse.Namespace, release: Any, schema: Any, pat
     args.check_argv, args.check_before = argv, before
 
 
+def _is_ops(release: Any) -> bool:
+    from .release import OPSRelease
+
+    return isinstance(release, OPSRelease)
+
+
+def _report_ops(release: Any, args: argparse.Namespace) -> int:
+    """``pdpkit report`` on an OPS/AdaOPS release: each record's data-independent pDP bound (publishable)."""
+    schema = _release_schema(release, args)
+    row_norm = args.row_norm or release.row_norm
+    _release_check_argv(args, release, schema, args.targets, label=args.label, row_norm=row_norm)
+    X, frame = _release_features(release, schema, args.targets, label=args.label)
+    if schema is not None and schema.label is not None and schema.label.name == args.label:
+        y = np.asarray(schema.decode_label(_schema_labels(schema, frame, args.label, args.targets, "huber")),
+                       dtype=float)
+    else:
+        import pandas as pd
+
+        y = _numeric(pd.DataFrame({args.label: _label_text(frame, args.label, args.targets)}), [args.label],
+                     args.targets, what="label").ravel()
+        if release.label_bounds is not None:
+            lo, hi = release.label_bounds
+            if row_norm == "clip":
+                y = np.clip(y, lo, hi)
+            elif np.any((y < lo - 1e-12 * (hi - lo)) | (y > hi + 1e-12 * (hi - lo))):
+                raise CLIError(f"{args.targets}: a label lies outside the release's label bounds {_num(lo)},"
+                               f"{_num(hi)} (pass --row-norm clip to clip labels onto them)")
+    if schema is None:
+        _check_rows(X, float(release.norm_bound), row_norm, args.targets, release=True)
+        if row_norm == "clip":
+            X = _clip_rows(X, float(release.norm_bound))
+    with _rows_of(args.targets):
+        bounds = np.asarray(release.per_person_epsilon(X, y, encoded=schema is not None), dtype=float)
+    delta = release.model_charge().delta
+    text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
+    outputs = [("--out", args.out, lambda fh: fh.write(text.encode("utf-8")))]
+    if args.plot:
+        from . import plotting as pp
+        from .report import plot_report
+
+        pp.setup()
+        fig, _ = plot_report(bounds, kind="hist")
+        outputs.append(("--plot", args.plot, lambda fh: fig.savefig(fh, format="png", dpi=150, bbox_inches="tight")))
+    _write_outputs(outputs)
+    print(f"wrote {args.out}: {bounds.size} bounds at delta {fmt_up(delta, 3)}, median at most "
+          f"{fmt_up(float(np.median(bounds)))}, max at most {fmt_up(float(np.max(bounds)))} (data-independent: "
+          "each holds on every data set of the release's class, with certainty)")
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     release = _load_release(args.release, _public_key(args))
+    if _is_ops(release):
+        return _report_ops(release, args)
     if release.report is None:
         raise CLIError(f"{args.release}: the release carries no privacy report (fit it with --report METHOD)")
     schema = _release_schema(release, args)
@@ -1591,7 +1804,14 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         if row_norm == "clip":
             X = _clip_rows(X, float(release.norm_bound))
     encoded = release.schema is not None
+    ops = _is_ops(release)
     with _rows_of(args.data):
+        if ops:  # its predict decodes a schema's label itself
+            text = _csv_text(["row", "prediction"], [[i + 1, repr(float(s))]
+                                                     for i, s in enumerate(release.predict(X, encoded=encoded))])
+            _write_atomic(args.out, text)
+            print(f"wrote {args.out}: {X.shape[0]} predictions")
+            return 0
         scores = release.decision_function(X, encoded=encoded)
         labels = list(release.predict(X, encoded=encoded)) if release.loss == "logistic" else []
     if release.loss == "logistic" and release.classes is not None:
@@ -1775,6 +1995,17 @@ def _seed(text: str) -> int:
     return v
 
 
+def _bounds(text: str) -> list[float]:
+    parts = text.split(",")
+    try:
+        lo, hi = (float(t) for t in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"two numbers LOW,HIGH; got {text!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"finite numbers with LOW < HIGH; got {text!r}")
+    return [lo, hi]
+
+
 def _count(text: str) -> int:
     v = int(text)
     if v < 1:
@@ -1865,6 +2096,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "stays secret")
     f.add_argument("--sign", metavar="KEY", help="sign the release with this private key (written by pdpkit "
                    "keygen): readers check it with pdpkit verify RELEASE --public-key KEY.pub")
+    f.add_argument("--model", choices=["objpert", "ops", "adaops"], default="objpert",
+                   help="objpert (default): objective perturbation (--loss); ops: linear regression by "
+                   "one-posterior sampling at a public lambda; adaops: OPS with lambda chosen from a noisy "
+                   "lambda_min (both: numeric labels with public bounds, --label-bounds or a schema's)")
+    f.add_argument("--label-bounds", type=_bounds, metavar="LOW,HIGH",
+                   help="--model ops/adaops: the labels' public bounds (a schema's numeric label gives its own)")
+    f.add_argument("--n-max", type=_count, metavar="N",
+                   help="--model ops/adaops: public bound on the number of records (default: the number of "
+                   "records, which is then treated as public and written in the release)")
     f.add_argument("--out", required=True, help="where to write the release (JSON)")
     f.set_defaults(func=_cmd_fit)
 
@@ -2074,6 +2314,10 @@ def _cmd_page(args: argparse.Namespace) -> int:
     public_key = _public_key(args)
     private_key = _load_key(args.sign, "--sign", private=True) if args.sign else None
     release = _load_release(args.release, public_key)
+    if _is_ops(release):
+        raise CLIError(f"{args.release}: an OPS/AdaOPS release (--model {release.mechanism}): the privacy page "
+                       "evaluates an ObjPert privacy report; each person's bound of this release comes from "
+                       "pdpkit report")
     schema = _release_schema(release, args)
     try:
         text = privacy_page(release, schema=schema, title=args.title, book_url=args.book_url, private_key=private_key,

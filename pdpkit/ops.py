@@ -766,10 +766,8 @@ def ops_pdp_bound(X: ArrayLike, y: ArrayLike, target_x: ArrayLike, target_y: Arr
 
 
 # ============================================================================ DP of OPS
-def _worst_case(n: int, lam: float, gamma: float, x_bound: float, y_bound: float, lam_min: float):
-    """(w, a, mu_max, r_max) at the corner of Prop 4.3(1) redone: largest leverage and residual."""
-    h = lam + lam_min
-    mu_max = x_bound * x_bound / h
+def _theta_norm_bound(n: int, lam: float, x_bound: float, y_bound: float, lam_min: float) -> float:
+    """Bound on ||theta_hat_S|| over the smaller sets S of the class (at most n - 1 records)."""
     # ||H_S^{-1} X_S^T|| = max_s s/(s^2 + lam) over the singular values s of X_S:
     # s^2 >= lam_min and s^2 <= ||X_S||_F^2 <= (n-1) x_bound^2
     s_lo = math.sqrt(lam_min)
@@ -779,11 +777,51 @@ def _worst_case(n: int, lam: float, gamma: float, x_bound: float, y_bound: float
     else:
         s = min(max(math.sqrt(lam), s_lo), s_hi)
         f_max = s / (s * s + lam) if s > 0 else 0.0
-    r_max = y_bound + x_bound * y_bound * math.sqrt(max(n - 1, 0)) * f_max
+    return y_bound * math.sqrt(max(n - 1, 0)) * f_max
+
+
+def _worst_case(n: int, lam: float, gamma: float, x_bound: float, y_bound: float, lam_min: float):
+    """(w, a, mu_max, r_max) at the corner of Prop 4.3(1) redone: largest leverage and residual."""
+    h = lam + lam_min
+    mu_max = x_bound * x_bound / h
+    r_max = y_bound + x_bound * _theta_norm_bound(n, lam, x_bound, y_bound, lam_min)
     mu_a = min(mu_max, 1.0)  # sqrt(mu)/(1+mu) peaks at mu = 1
     a = r_max * math.sqrt(gamma * mu_a) / (1.0 + mu_a)
     w = mu_max / (1.0 + mu_max)
     return w, a, mu_max, r_max
+
+
+def _record_corner(x_norm: np.ndarray, y_abs: np.ndarray, n: int, lam: float, gamma: float, x_bound: float,
+                   y_bound: float, lam_min: float) -> tuple[np.ndarray, np.ndarray]:
+    """(w, a) of :func:`_worst_case` for records of norm ``x_norm`` and label ``y_abs`` (the others at the bounds)."""
+    mu_max = x_norm * x_norm / (lam + lam_min)
+    r_max = y_abs + x_norm * _theta_norm_bound(n, lam, x_bound, y_bound, lam_min)
+    mu_a = np.minimum(mu_max, 1.0)
+    return mu_max / (1.0 + mu_max), r_max * np.sqrt(gamma * mu_a) / (1.0 + mu_a)
+
+
+def _record_targets(target_x: Any, target_y: Any, x_bound: float, y_bound: float | None
+                    ) -> tuple[np.ndarray, np.ndarray | None, bool]:
+    """(norms of the records, |labels|, scalar): records checked to lie in the event's class."""
+    tx = as_finite_array(target_x, "target_x")
+    scalar = tx.ndim == 1
+    tx = np.atleast_2d(tx)
+    if tx.ndim != 2:
+        raise ValueError(f"target_x must have shape (m, d) or (d,); got {np.shape(target_x)}")
+    x_norm = np.linalg.norm(tx, axis=1)
+    if np.any(x_norm > x_bound * (1.0 + 1e-12)):
+        raise ValueError("target_x: a record lies outside the event's class (norm above x_bound); the bound holds "
+                         "for records of the class only")
+    if y_bound is None:
+        return np.minimum(x_norm, x_bound), None, scalar
+    ty = np.atleast_1d(as_finite_array(target_y, "target_y"))
+    if ty.shape != (tx.shape[0],):
+        raise ValueError(f"target_y must have one label per record ({tx.shape[0]}); got shape {np.shape(target_y)}")
+    y_abs = np.abs(ty)
+    if np.any(y_abs > y_bound * (1.0 + 1e-12)):
+        raise ValueError("target_y: a label lies outside the event's class (above y_bound); the bound holds for "
+                         "records of the class only")
+    return np.minimum(x_norm, x_bound), np.minimum(y_abs, y_bound), scalar
 
 
 def _check_dp_args(n, lam, x_bound, y_bound, lam_min):
@@ -1026,6 +1064,37 @@ class OPSEvent(PrivacyEvent):
         return float(ops_dp_epsilon(delta, n=self.n, lam=self.lam, gamma=self.gamma, x_bound=self.x_bound,
                                     y_bound=self.y_bound, lam_min=self.lam_min))
 
+    def record_epsilon(self, target_x: ArrayLike, target_y: ArrayLike, *, delta: float) -> np.ndarray:
+        r"""Each record's (ε, δ)-pDP, bounded over every data set of the class: publishable.
+
+        Wang 2019, Def 2.2 and Prop 4.3(1) redone per record: for a record
+        :math:`z = (x, y)` of the class (as a member or as a newcomer) and every data set of
+        the class, the leverage is :math:`\mu \le \lVert x\rVert^2/(\lambda + \lambda_{\min})` and
+        the residual :math:`|r| \le |y| + \lVert x\rVert \lVert\hat\theta_S\rVert`, with
+        :math:`\lVert\hat\theta_S\rVert` bounded as in :func:`ops_dp_epsilon` from the other
+        records' bounds. The exact pDP increases in the pair's w and a, so its value at that
+        record's corner bounds the record's pDP on every data set of the class: a function of
+        the record and the event's public parameters alone, never of the other records — a
+        person may be told it, and anyone may compute it for any record. At
+        :math:`\lVert x\rVert` = ``x_bound`` and :math:`|y|` = ``y_bound`` it is the event's DP
+        ε (:func:`ops_dp_epsilon`); a record with :math:`x = 0` gets 0. A record outside the
+        class (norm or label above the bounds) is refused.
+
+        Parameters
+        ----------
+        target_x : array_like, shape (m, d) or (d,)
+            The records' rows, as the mechanism reads them (intercept column included).
+        target_y : array_like, shape (m,) or scalar
+            Their labels, as the mechanism reads them.
+        delta : float
+            δ of each record's (ε, δ)-pDP, in (0, 1).
+        """
+        delta = float(check_probability(delta, "delta"))
+        x_norm, y_abs, scalar = _record_targets(target_x, target_y, self.x_bound, self.y_bound)
+        w, a = _record_corner(x_norm, y_abs, self.n, self.lam, self.gamma, self.x_bound, self.y_bound, self.lam_min)
+        out = _pair_epsilon(np.full(w.shape, delta), w, a)
+        return out[0] if scalar else out
+
 
 _ADAOPS_KEYS = ("sigma_lam", "eps_ops", "delta_ops", "delta_fail")
 
@@ -1035,6 +1104,33 @@ def _adaops_delta(eps: float, mu: float, eps0: float, delta0: float, delta_fail:
     p = float(special.expit(eps0))
     dg = gaussian.delta_from_mu(np.array([eps - eps0, eps + eps0]), np.array([mu, mu]))
     return delta_fail + delta0 + (1.0 - delta0) * (p * float(dg[0]) + (1.0 - p) * float(dg[1]))
+
+
+def _adaops_epsilon_vec(delta: float, mu: np.ndarray, eps0: float, delta0: float, delta_fail: float) -> np.ndarray:
+    """Smallest ε with :func:`_adaops_delta` ≤ δ for each Gaussian parameter in ``mu`` (bisection, safe side)."""
+    p = float(special.expit(eps0))
+
+    def dval(e: np.ndarray) -> np.ndarray:
+        dg_lo = gaussian.delta_from_mu(e - eps0, mu)
+        dg_hi = gaussian.delta_from_mu(e + eps0, mu)
+        return delta_fail + delta0 + (1.0 - delta0) * (p * dg_lo + (1.0 - p) * dg_hi)
+
+    lo = np.zeros(mu.shape)
+    hi = np.full(mu.shape, max(eps0, 1.0))
+    done = dval(lo) <= delta
+    for _ in range(64):
+        grow = (dval(hi) > delta) & ~done
+        if not grow.any():
+            break
+        lo[grow], hi[grow] = hi[grow], 2.0 * hi[grow]
+    for _ in range(200):
+        if np.all(done | (hi - lo <= 1e-12 * hi)):
+            break
+        mid = 0.5 * (lo + hi)
+        above = dval(mid) > delta
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+    return np.where(done, 0.0, hi)
 
 
 @dataclass(frozen=True)
@@ -1110,6 +1206,36 @@ class AdaOPSEvent(PrivacyEvent):
         """
         m = math.sqrt(self.sigma_lam ** -2 + float(mu) ** 2)
         return _adaops_delta(float(eps), m, self.eps_ops, self.delta_ops, self.delta_fail)
+
+    def record_epsilon(self, target_x: ArrayLike, *, delta: float) -> np.ndarray:
+        r"""Each record's (ε, δ)-pDP of AdaOPS, a function of its row and the public parameters alone: publishable.
+
+        Step 1 releases :math:`\lambda_{\min}(X^\top X)` with Gaussian noise σ_λ; adding or
+        removing a row x moves it by at most :math:`\lVert x\rVert^2` (Weyl, a rank-one
+        update), so for that record step 1 is a Gaussian of parameter
+        :math:`\lVert x\rVert^2/\sigma_\lambda` (at most ``1/sigma_lam`` on the unit ball).
+        Step 2 is (``eps_ops``, ``delta_ops``)-DP outside the failure set, whatever
+        :math:`\tilde\lambda`; the composition of the event (:meth:`delta`) with that parameter
+        is the record's profile, inverted at ``delta`` (never on the unsafe side). Rows of the
+        unit ball (AdaOPS's domain: the rows it fitted, divided by their bound); a row of norm 1
+        gets the event's DP ε, a row x = 0 step 2's share only. The label does not enter: the
+        OPS step's calibration holds uniformly over the labels' class.
+
+        Parameters
+        ----------
+        target_x : array_like, shape (m, d) or (d,)
+            The records' rows in AdaOPS's domain (norm at most 1).
+        delta : float
+            δ of each record's (ε, δ)-pDP; above ``delta_ops + delta_fail``.
+        """
+        delta = float(check_probability(delta, "delta"))
+        x_norm, _, scalar = _record_targets(target_x, None, 1.0, None)
+        if delta <= (self.delta_fail + self.delta_ops) * (1.0 + 1e-12):
+            out = np.full(x_norm.shape, math.inf)
+        else:
+            mu = np.maximum(x_norm * x_norm / self.sigma_lam, 1e-300)  # (mu = 0: the limit, on the safe side)
+            out = _adaops_epsilon_vec(delta, mu, self.eps_ops, self.delta_ops, self.delta_fail)
+        return out[0] if scalar else out
 
     def epsilon_with_gaussian(self, delta: float, *, mu: float) -> float:
         delta = float(delta)

@@ -24,6 +24,13 @@ records is public here unless ``n_max`` bounds it: with ``n_max=None`` it is ``l
 from the data, and the guarantee then holds for data sets of that size (say so when you
 publish). ``per_person_epsilon_nonprivate`` gives the curator each record's exact pDP
 (:func:`pdpkit.ops.ops_pdp_epsilon`) — a function of the data, never to be published.
+
+A fit writes its release file, ``release_`` (:class:`pdpkit.release.OPSRelease`: the model, its
+ledger of events and the guarantee they compose to), and ``from_release`` rebuilds an estimator
+that predicts bit for bit as the fitted one. ``per_person_epsilon`` is the publishable
+per-person report: each record's pDP bounded over every data set of the class, a function of
+that record and the release's public fields alone (:meth:`pdpkit.ops.OPSEvent.record_epsilon`,
+:meth:`pdpkit.ops.AdaOPSEvent.record_epsilon`).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from .accountant import Charge, PrivacyAccountant, ledger_guarantee
 from .estimators import (encoded_rows, prepare_rows, private_message, record_raw_input, schema_object,
                          warn_if_in_model_selection)
 from .events import Guarantee, PrivacyEvent
+from .release import OPSRelease, ops_release
 from .ops import (
     OPSEvent,
     adaops_check_kappa,
@@ -158,7 +166,7 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
         return int(self.n_max) if self.n_max is not None else int(n)
 
     @contextlib.contextmanager
-    def _charging(self, event: PrivacyEvent) -> Iterator[np.random.Generator]:
+    def _charging(self, charge: Charge) -> Iterator[np.random.Generator]:
         """Charge the accountant (before any noise) and yield the noise generator (its ledger position's stream)."""
         acc = getattr(self, "accountant", None)
         if acc is None:
@@ -166,21 +174,78 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
             return
         if not isinstance(acc, PrivacyAccountant):
             raise TypeError(f"accountant must be a pdpkit.accountant.PrivacyAccountant; got {type(acc).__name__}")
-        with acc.charging(self._charge(event)) as position:
+        with acc.charging(charge) as position:
             yield charged_generator(self.random_state, position)
 
     def _charge(self, event: PrivacyEvent) -> Charge:
         return Charge(name=f"{type(self).__name__} model", event=event, delta=float(self.delta))
 
-    def _set_fitted(self, theta: np.ndarray, event: PrivacyEvent, lam: float, gamma: float) -> None:
-        c, h = self._label_map()
-        theta = np.asarray(theta, dtype=float)
-        d = theta.shape[0] - int(bool(self.fit_intercept))  # the model's features (a schema's encoded ones)
-        self.coef_ = h * theta[:d]
-        self.intercept_ = c + (h * float(self.norm_bound) * float(theta[d]) if self.fit_intercept else 0.0)
-        self.lam_ = float(lam)
-        self.gamma_ = float(gamma)
-        self.event_ = event
+    def _set_fitted(self, release: OPSRelease) -> None:
+        self.release_ = release
+        self.coef_ = np.array(release.coef)
+        self.intercept_ = float(release.intercept)
+        self.lam_ = float(release.lam)
+        self.gamma_ = float(release.gamma)
+        self.event_ = release.model_charge().event
+
+    def _release(self, theta: np.ndarray, charge: Charge, n_public: int, **extra: Any) -> OPSRelease:
+        """The release of this fit (:func:`pdpkit.release.ops_release`): the model, its ledger and guarantee."""
+        sch = self._schema()
+        names = getattr(self, "feature_names_in_", None)
+        if sch is not None:
+            names = list(sch.encoded_names)
+        return ops_release(theta, charge, n_max=n_public, norm_bound=float(self.norm_bound),
+                           fit_intercept=bool(self.fit_intercept),
+                           label_bounds=None if sch is not None else tuple(float(v) for v in self.label_bounds),
+                           row_norm=self.row_norm, feature_names=None if names is None else [str(v) for v in names],
+                           schema=sch, accountant=getattr(self, "accountant", None),
+                           seeded=self.random_state is not None, **extra)
+
+    def _n_coefficients(self, X: Any) -> int:
+        sch = self._schema()
+        d = len(sch.encoded_names) if sch is not None else int(np.shape(X)[1])
+        return d + int(bool(self.fit_intercept))
+
+    @classmethod
+    def from_release(cls, release: OPSRelease) -> OPSEstimator:
+        """A fitted estimator that predicts as ``release`` (bit-identical), with its parameters, schema and event.
+
+        ``OPSRegressor.from_release`` needs an OPS release, ``AdaOPSRegressor.from_release`` an
+        AdaOPS one; ``OPSEstimator.from_release`` returns whichever the release is. ``epsilon``
+        and ``delta`` are the model's own entry's (its ε at its δ).
+
+        Parameters
+        ----------
+        release : pdpkit.release.OPSRelease
+            The release (:meth:`pdpkit.release.OPSRelease.from_json` reads a file).
+        """
+        if not isinstance(release, OPSRelease):
+            raise TypeError(f"release must be a pdpkit.release.OPSRelease; got {type(release).__name__}")
+        want = AdaOPSRegressor if release.mechanism == "adaops" else OPSRegressor
+        if not issubclass(want, cls):
+            raise TypeError(f"this release is {release.mechanism!r}: rebuild it with {want.__name__}.from_release")
+        charge = release.model_charge()
+        kw: dict[str, Any] = dict(epsilon=float(charge.epsilon()), delta=float(charge.delta),
+                                  norm_bound=release.norm_bound, n_max=release.n_max, row_norm=release.row_norm,
+                                  fit_intercept=release.fit_intercept, schema=release.schema_object)
+        if release.label_bounds is not None:
+            kw["label_bounds"] = tuple(release.label_bounds)
+        if want is AdaOPSRegressor:
+            est: OPSEstimator = AdaOPSRegressor(kappa=release.kappa, **kw)
+            est.kappa_ = float(release.kappa)
+            est.lam_min_noisy_ = float(release.lam_min_noisy)
+        else:
+            est = OPSRegressor(lam=release.lam, **kw)
+        if release.schema_object is None:
+            est.n_features_in_ = int(release.coef.shape[0])
+            if release.feature_names is not None:
+                est.feature_names_in_ = np.asarray(release.feature_names, dtype=object)
+        else:  # the raw table's columns the schema reads
+            names = [c.name for c in release.schema_object.columns if c.role == "feature"]
+            est.n_features_in_ = len(names)
+            est.feature_names_in_ = np.asarray(names, dtype=object)
+        est._set_fitted(release)
+        return est
 
     # ------------------------------------------------------------ prediction
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -197,7 +262,8 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
             X = validate_data(self, X, reset=False)
         else:
             X = encoded_rows(sch, X, norm_bound=float(self.norm_bound))
-        X = prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm)
+        # C order: a DataFrame's or an array's rows give the same products (and the release's predict)
+        X = np.ascontiguousarray(prepare_rows(X, norm_bound=float(self.norm_bound), row_norm=self.row_norm))
         t = X @ self.coef_ + self.intercept_
         sch = self._schema()
         return t if sch is None else np.asarray(sch.decode_label(t), dtype=float)
@@ -210,6 +276,36 @@ class OPSEstimator(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return ledger_guarantee((self._charge(self.event_),), float(self.delta))
+
+    def per_person_epsilon(self, X: ArrayLike, y: ArrayLike) -> np.ndarray:
+        r"""Each record's pDP bound at the model's δ, publishable: :meth:`pdpkit.release.OPSRelease.per_person_epsilon`.
+
+        A function of the record and the release's public fields alone (its bound over every
+        data set of the class), for members and non-members alike: a person may be told it.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame
+            Records (raw records with a schema).
+        y : array_like
+            Their labels, on the label's scale.
+        """
+        check_is_fitted(self)
+        return self.release_.per_person_epsilon(X, y)
+
+    def privacy_events(self, X: ArrayLike) -> list[Charge]:
+        """The ledger entry a fit on ``X`` would charge, known before any noise is drawn.
+
+        Reads only the shape of ``X`` (the number of coefficients, and the number of records
+        when ``n_max`` is ``None``: then treated as public) and the public parameters.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n, d)
+            The rows (raw records with a schema) the fit would read.
+        """
+        self._validate_params()
+        return [self._charge(self._planned_event(self._n_public(int(np.shape(X)[0])), self._n_coefficients(X)))]
 
     def per_person_epsilon_nonprivate(self, X: ArrayLike, y: ArrayLike) -> np.ndarray:
         r"""**Not private.** Each training record's exact ε-pDP at ``delta`` against this fit's λ and γ.
@@ -297,6 +393,8 @@ class OPSRegressor(OPSEstimator):
         The public λ and γ used.
     event_ : pdpkit.ops.OPSEvent
         What was released.
+    release_ : pdpkit.release.OPSRelease
+        What may be published (``release_.to_json()``).
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, lam: float | None = None,
@@ -338,11 +436,16 @@ class OPSRegressor(OPSEstimator):
             Real labels within ``label_bounds`` (with a schema: its label's bounds).
         """
         rows, t = self._prepare(X, y)
-        event = self._event(self._n_public(rows.shape[0]), rows.shape[1])
-        with self._charging(event) as rng:
+        n_public = self._n_public(rows.shape[0])
+        event = self._event(n_public, rows.shape[1])
+        charge = self._charge(event)
+        with self._charging(charge) as rng:
             theta = ops_fit(rows, t, lam=event.lam, gamma=event.gamma, rng=rng).theta
-        self._set_fitted(theta, event, event.lam, event.gamma)
+        self._set_fitted(self._release(theta, charge, n_public, lam=event.lam, gamma=event.gamma))
         return self
+
+    def _planned_event(self, n_public: int, p: int) -> OPSEvent:
+        return self._event(n_public, p)
 
 
 class AdaOPSRegressor(OPSEstimator):
@@ -382,6 +485,8 @@ class AdaOPSRegressor(OPSEstimator):
         The κ used.
     event_ : pdpkit.ops.AdaOPSEvent
         What was released.
+    release_ : pdpkit.release.OPSRelease
+        What may be published (``release_.to_json()``).
     """
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, kappa: float | None = None,
@@ -411,30 +516,45 @@ class AdaOPSRegressor(OPSEstimator):
         y : array_like, shape (n,)
             Real labels within ``label_bounds`` (with a schema: its label's bounds).
         """
-        if self.kappa is not None:
-            if isinstance(self.kappa, (str, bytes, bool, np.bool_)) or np.ndim(self.kappa) != 0:
-                raise TypeError(f"kappa must be a real number or None; got {self.kappa!r}")
-            check_positive(self.kappa, "kappa")
+        self._check_kappa_param()
         rows, t = self._prepare(X, y)
         R = self._fit_norm_bound()
         eps, delta = float(self.epsilon), float(self.delta)
         budget = _tight_budget(eps, delta)
-        event = adaops_event(eps, delta, budget=budget)
         n_public = self._n_public(rows.shape[0])
         p = rows.shape[1]
-        if self.kappa is None:  # half the largest feasible kappa, at most 1 (data-independent)
-            kappa = min(1.0, 0.5 * n_public / (p * _lam_floor(budget.eps_ops, budget.delta_ops)))
-        else:
-            kappa = float(self.kappa)
+        kappa = self._kappa(n_public, p)
         # kappa's feasibility is data-independent: checked before the charge (adaops_fit checks it
         # again, inside the charge, where a refusal would still be recorded)
-        adaops_check_kappa(kappa=kappa, n_public=n_public, d=p, budget=budget)
-        with self._charging(event) as rng:
+        event = self._planned_event(n_public, p)
+        charge = self._charge(event)
+        with self._charging(charge) as rng:
             res = adaops_fit(rows / R, t, eps, delta, kappa=kappa, n_public=n_public, rng=rng, budget=budget)
         self.kappa_ = kappa
         # OPS on the rows X/R with (λ, γ) is OPS on X with (λ R², γ): θ = θ_scaled / R
-        self._set_fitted(np.asarray(res.theta) / R, event, res.lam * R * R, res.gamma)
+        self._set_fitted(self._release(np.asarray(res.theta) / R, charge, n_public, lam=res.lam * R * R,
+                                       gamma=res.gamma, kappa=kappa, lam_min_noisy=float(res.lam_min_noisy)))
         self.lam_min_noisy_ = float(res.lam_min_noisy)
         return self
+
+    def _check_kappa_param(self) -> None:
+        if self.kappa is not None:
+            if isinstance(self.kappa, (str, bytes, bool, np.bool_)) or np.ndim(self.kappa) != 0:
+                raise TypeError(f"kappa must be a real number or None; got {self.kappa!r}")
+            check_positive(self.kappa, "kappa")
+
+    def _kappa(self, n_public: int, p: int) -> float:
+        if self.kappa is None:  # half the largest feasible kappa, at most 1 (data-independent)
+            budget = _tight_budget(float(self.epsilon), float(self.delta))
+            return min(1.0, 0.5 * n_public / (p * _lam_floor(budget.eps_ops, budget.delta_ops)))
+        return float(self.kappa)
+
+    def _planned_event(self, n_public: int, p: int) -> PrivacyEvent:
+        """The AdaOPS event of this budget, after κ's data-independent feasibility check."""
+        self._check_kappa_param()
+        eps, delta = float(self.epsilon), float(self.delta)
+        budget = _tight_budget(eps, delta)
+        adaops_check_kappa(kappa=self._kappa(n_public, p), n_public=n_public, d=p, budget=budget)
+        return adaops_event(eps, delta, budget=budget)
 
 

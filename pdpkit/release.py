@@ -29,6 +29,15 @@ bytes (:attr:`Release.payload`) and the signer's key fingerprint.
 public key refuse every edit of every field — also those no consistency check can see (a
 swapped class list, a permuted feature list, an edited coefficient or released statistic) —
 and a file whose signature was stripped.
+
+OPS and AdaOPS (:mod:`pdpkit.ops_estimators`) publish an :class:`OPSRelease` (format
+:data:`OPS_RELEASE_FORMAT`): the sampled coefficients, λ, γ, the public bounds on rows, labels
+and the number of records (AdaOPS: also κ and its noisy :math:`\lambda_{\min}`), the ledger of
+their events (:class:`pdpkit.ops.OPSEvent`, :class:`pdpkit.ops.AdaOPSEvent`) and its total
+guarantee — verified, refused when edited and signed as above — and each person's pDP bound as
+a function of their own record and the public fields (:meth:`OPSRelease.per_person_epsilon`),
+which may be published; the exact per-person pDP of the data stays with the curator.
+:func:`load_release` reads a release file of either kind.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import special
 
 from . import report as _report
 from . import signing as _signing
@@ -56,6 +66,7 @@ from .accountant import Charge, compose, ledger_guarantee
 from .events import Guarantee, GuaranteePart, ObjPertEvent, report_event
 from .losses import GLMLoss, get_loss
 from .objpert import ObjPertResult, output_mu
+from .ops import AdaOPSEvent, OPSEvent, ops_gamma_for_dp
 
 __all__ = [
     "RELEASE_FORMAT",
@@ -67,6 +78,10 @@ __all__ = [
     "model_charges",
     "objpert_release",
     "multiclass_release",
+    "OPS_RELEASE_FORMAT",
+    "OPSRelease",
+    "ops_release",
+    "load_release",
 ]
 
 #: The format tag of a release file. Format 5 carries a ``signature`` (null when unsigned);
@@ -77,6 +92,8 @@ RELEASE_FORMAT = "pdpkit-release/5"
 _FORMAT_4 = "pdpkit-release/4"
 _FORMAT_3 = "pdpkit-release/3"
 _FORMAT_2 = "pdpkit-release/2"
+#: The format tag of an OPS or AdaOPS release file (:class:`OPSRelease`).
+OPS_RELEASE_FORMAT = "pdpkit-ops-release/1"
 
 #: What a release drawn from a caller's seed says about itself (file, repr, verify, CLI, page).
 SEEDED_NOTE = ("reproducible from a seed: anyone who knows the seed can regenerate the noise, so this release is "
@@ -507,39 +524,8 @@ class Release:
             ``X`` holds rows already encoded by the release's schema (times ``norm_bound``), in
             the order of ``feature_names``: they are not encoded again.
         """
-        d = self.coef.shape[-1]
-        if self._schema_obj is not None and not _bool(encoded, "encoded"):
-            sch = self._schema_obj
-            if hasattr(X, "columns"):
-                missing = [c for c in sch.feature_names if c not in list(X.columns)]
-                if missing:
-                    raise ValueError(f"X lacks the schema's feature column(s) {missing}")
-                X = X[list(sch.feature_names)]
-            rows = np.asarray(sch.encode(X), dtype=float) * float(self.norm_bound or 1.0)
-        else:
-            if hasattr(X, "columns"):
-                cols = [str(c) for c in X.columns]
-                if self.feature_names is not None:
-                    missing = [c for c in self.feature_names if c not in cols]
-                    if missing:
-                        raise ValueError(f"X lacks the release's feature column(s) {missing}; its columns are "
-                                         "matched by name")
-                    X = X[list(self.feature_names)]
-                elif len(cols) != d:
-                    raise ValueError(f"X must have {d} columns; got {len(cols)}")
-            rows = as_finite_array(np.asarray(X, dtype=float), "X", ndim=2)
-        if rows.shape[1] != d:
-            raise ValueError(f"X must have {d} columns; got {rows.shape[1]}")
-        if self.norm_bound is not None:
-            norms = row_norms(rows)
-            over = norms > self.norm_bound * (1.0 + 1e-12)
-            if np.any(over):
-                if self.row_norm == "clip":
-                    rows = rows * clip_factors(norms, self.norm_bound)[:, None]
-                else:
-                    raise ValueError(f"a row of X lies outside norm_bound={self.norm_bound:g}: the model was "
-                                     "fitted on rows inside it (row_norm='raise')")
-        return rows
+        return _model_rows(X, schema=self._schema_obj, feature_names=self.feature_names, norm_bound=self.norm_bound,
+                           row_norm=self.row_norm, d=self.coef.shape[-1], encoded=encoded)
 
     def decision_function(self, X: Any, *, encoded: bool = False) -> np.ndarray:
         r"""Scores :math:`x^\top\text{coef} + \text{intercept}` (one column per class for K >= 3); post-processing.
@@ -714,22 +700,7 @@ class Release:
                 from None
         if want is None:
             return self
-        g = self.guarantee
-        if len(g.parts) != len(want.parts):
-            raise ValueError(f"guarantee.parts must list the ledger's {len(want.parts)} entries")
-        pairs = [(f"guarantee.parts[{i}]", p, q) for i, (p, q) in enumerate(zip(g.parts, want.parts, strict=True))]
-        for where, have, expect in pairs + [("guarantee", g, want)]:
-            numeric = expect.accounting in ("pld+rdp", "rdp")
-            for attr in ("epsilon", "delta"):
-                a, b = getattr(have, attr), getattr(expect, attr)
-                ok = _close(a, b) if not (numeric and attr == "epsilon") else (b * (1 - 1e-9) <= a <= b * (1 + 1e-6)
-                                                                                + 1e-12)
-                if not ok:
-                    raise ValueError(f"{where}.{attr} = {a!r} is not what the release's parameters give ({b!r})")
-            if have.accounting != expect.accounting:
-                raise ValueError(f"{where}.accounting must be {expect.accounting!r}")
-            if where != "guarantee" and have.name != expect.name:
-                raise ValueError(f"{where}.name must be {expect.name!r} (the ledger's entry)")
+        _check_guarantee(self.guarantee, want)
         return self
 
     # ------------------------------------------------------------ serialization
@@ -814,6 +785,9 @@ class Release:
         if fmt == _FORMAT_2:
             return cls._from_format_2(data, verify=verify)
         if fmt not in (RELEASE_FORMAT, _FORMAT_4, _FORMAT_3):
+            if fmt == OPS_RELEASE_FORMAT:
+                raise ValueError(f"format {fmt!r} is an OPS/AdaOPS release: read it with OPSRelease.from_json or "
+                                 "load_release")
             if isinstance(fmt, str) and fmt.startswith("pdpkit-release/"):
                 raise ValueError(f"format {fmt!r} is not supported (expected {RELEASE_FORMAT!r}): its guarantee "
                                  "assumed the solver's exact minimizer; fit the model again")
@@ -893,6 +867,63 @@ class Release:
             The publisher's public key (or the path of ``KEY.pub``): the file must be signed by it.
         """
         return cls.from_dict(loads_strict(text, "the release"), verify=verify, public_key=public_key)
+
+
+
+def _check_guarantee(g: Guarantee, want: Guarantee) -> None:
+    """``ValueError`` naming the field where a stated guarantee (with its parts) differs from the recomputed one."""
+    if len(g.parts) != len(want.parts):
+        raise ValueError(f"guarantee.parts must list the ledger's {len(want.parts)} entries")
+    pairs = [(f"guarantee.parts[{i}]", p, q) for i, (p, q) in enumerate(zip(g.parts, want.parts, strict=True))]
+    for where, have, expect in pairs + [("guarantee", g, want)]:
+        numeric = expect.accounting in ("pld+rdp", "rdp")
+        for attr in ("epsilon", "delta"):
+            a, b = getattr(have, attr), getattr(expect, attr)
+            ok = _close(a, b) if not (numeric and attr == "epsilon") else (b * (1 - 1e-9) <= a <= b * (1 + 1e-6)
+                                                                            + 1e-12)
+            if not ok:
+                raise ValueError(f"{where}.{attr} = {a!r} is not what the release's parameters give ({b!r})")
+        if have.accounting != expect.accounting:
+            raise ValueError(f"{where}.accounting must be {expect.accounting!r}")
+        if where != "guarantee" and have.name != expect.name:
+            raise ValueError(f"{where}.name must be {expect.name!r} (the ledger's entry)")
+
+
+def _model_rows(X: Any, *, schema: Any, feature_names: Any, norm_bound: float | None, row_norm: str, d: int,
+                encoded: Any) -> np.ndarray:
+    """The rows a released linear model reads for records ``X`` (:meth:`Release.rows`, :meth:`OPSRelease.rows`)."""
+    if schema is not None and not _bool(encoded, "encoded"):
+        sch = schema
+        if hasattr(X, "columns"):
+            missing = [c for c in sch.feature_names if c not in list(X.columns)]
+            if missing:
+                raise ValueError(f"X lacks the schema's feature column(s) {missing}")
+            X = X[list(sch.feature_names)]
+        rows = np.asarray(sch.encode(X), dtype=float) * float(norm_bound or 1.0)
+    else:
+        if hasattr(X, "columns"):
+            cols = [str(c) for c in X.columns]
+            if feature_names is not None:
+                missing = [c for c in feature_names if c not in cols]
+                if missing:
+                    raise ValueError(f"X lacks the release's feature column(s) {missing}; its columns are "
+                                     "matched by name")
+                X = X[list(feature_names)]
+            elif len(cols) != d:
+                raise ValueError(f"X must have {d} columns; got {len(cols)}")
+        rows = as_finite_array(np.asarray(X, dtype=float), "X", ndim=2)
+    if rows.shape[1] != d:
+        raise ValueError(f"X must have {d} columns; got {rows.shape[1]}")
+    if norm_bound is not None:
+        norms = row_norms(rows)
+        over = norms > norm_bound * (1.0 + 1e-12)
+        if np.any(over):
+            if row_norm == "clip":
+                rows = rows * clip_factors(norms, norm_bound)[:, None]
+            else:
+                raise ValueError(f"a row of X lies outside norm_bound={norm_bound:g}: the model was "
+                                 "fitted on rows inside it (row_norm='raise')")
+    return rows
 
 
 def _theta_from_json(theta: Any) -> np.ndarray:
@@ -1093,3 +1124,581 @@ def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, d
     if guarantee is not None:
         rel.expected_guarantee()  # the ledger must hold this release's own mechanisms
     return rel
+
+
+# ---------------------------------------------------------------------- OPS and AdaOPS
+_OPS_FIELDS = ("format", "mechanism", "theta", "lam", "gamma", "n_max", "norm_bound", "fit_intercept", "row_norm",
+               "label_bounds", "kappa", "lam_min_noisy", "guarantee", "ledger", "feature_names", "schema", "seeded",
+               "signature")
+_OPS_MECHANISMS = ("ops", "adaops")
+
+
+def _adaops_model(event: AdaOPSEvent, *, lam_min_noisy: float, kappa: float, n_max: int, p: int) -> tuple[float, float]:
+    r"""(λ, γ) on the unit-ball rows that :func:`pdpkit.ops.adaops_fit` derives from the released λ̃.
+
+    Its steps 2 and 3: margin :math:`1 + \sigma_\lambda\Phi^{-1}(1 - \delta_{\rm fail})`, target
+    :math:`n_{\max}/(p\kappa)`, λ = max(0, target − λ̃ + margin), γ calibrated for
+    (ε_ops, δ_ops) on the class that λ guarantees.
+    """
+    margin = 1.0 + event.sigma_lam * float(-special.ndtri(event.delta_fail))
+    target = n_max / (p * kappa)
+    lam = max(0.0, target - lam_min_noisy + margin)
+    gamma = ops_gamma_for_dp(event.eps_ops, event.delta_ops, n=n_max + 1, lam=lam, x_bound=1.0, y_bound=1.0,
+                             lam_min=max(target - lam, 0.0))
+    return lam, gamma
+
+
+@dataclass(frozen=True, eq=False)
+class OPSRelease:
+    r"""What OPS or AdaOPS may publish: the sampled coefficients, the public parameters, the guarantee and its ledger.
+
+    The release of :class:`pdpkit.ops_estimators.OPSRegressor` (``mechanism="ops"``: one
+    sample of :math:`\mathcal N(\hat\theta_\lambda, H^{-1}/\gamma)` at a public λ, Wang 2019 §4)
+    or :class:`pdpkit.ops_estimators.AdaOPSRegressor` (``"adaops"``: Wang 2019, Alg 1 as corrected in
+    :mod:`pdpkit.ops`, which also releases the noisy :math:`\tilde\lambda` = ``lam_min_noisy``
+    and derives λ and γ from it). ``theta`` holds the coefficients on the fitted scale: rows
+    checked against (or clipped to) ``norm_bound``, an intercept column of value ``norm_bound``
+    with ``fit_intercept``, labels mapped from their public bounds (``label_bounds``, or the
+    schema's numeric label) onto :math:`[-1, 1]`; :attr:`coef`, :attr:`intercept` and
+    :meth:`predict` give the model on the label's scale, with the same arithmetic as the
+    estimator (predictions are bit-identical).
+
+    Nothing data-dependent and un-noised goes in: no ridge mean, no exact
+    :math:`\lambda_{\min}`, no per-person pDP of the data (those are the curator's
+    ``_nonprivate`` quantities). ``n_max`` is the public bound on the number of records the
+    guarantee holds for — the number of records itself when the fit was given none (the count
+    is then treated as public). What a person may be told is :meth:`per_person_epsilon`: a
+    bound on their pDP over every data set of the class, a function of their own record and
+    the public fields alone.
+
+    ``guarantee`` is the **total** of ``ledger`` (this release's own event —
+    :class:`pdpkit.ops.OPSEvent` or :class:`pdpkit.ops.AdaOPSEvent` — and, under a
+    :class:`pdpkit.accountant.PrivacyAccountant`, everything else the session charged).
+    :meth:`verify` checks that the ledger holds the release's own event with exactly its
+    parameters (OPS: n = ``n_max`` + 1, λ, γ, the fitted rows' bound, labels in [−1, 1];
+    AdaOPS: λ and γ as its steps derive them from ``lam_min_noisy``, ``kappa`` and ``n_max``)
+    and recomputes the total; signing works as for :class:`Release` (:meth:`sign`,
+    :meth:`verify` with ``public_key``), over the canonical bytes :attr:`payload`.
+
+    Parameters
+    ----------
+    theta : array_like, shape (p,)
+        Released coefficients on the fitted scale (intercept's last).
+    mechanism : {"ops", "adaops"}
+        Which mechanism drew ``theta``.
+    lam, gamma : float
+        λ (on the fitted rows) and γ of the OPS sample.
+    n_max : int
+        Public bound on the number of records.
+    norm_bound : float
+        Bound on the user's (encoded) rows.
+    fit_intercept : bool
+        Whether the last coefficient is the intercept column's.
+    guarantee : Guarantee
+        The total guarantee.
+    ledger : tuple of Charge
+        What the guarantee is the composition of.
+    label_bounds : (float, float) or None
+        Public bounds of the labels (``None`` with a schema: its label's bounds).
+    row_norm : str
+        ``"raise"`` or ``"clip"`` (rows and labels beyond their bounds).
+    kappa, lam_min_noisy : float or None
+        AdaOPS's κ and released :math:`\tilde\lambda` (``None`` for OPS).
+    feature_names : tuple of str or None
+        The columns the coefficients belong to.
+    schema : dict or None
+        The public schema the rows and labels were encoded with.
+    seeded : bool or None
+        Whether the noise came from a caller's seed (:data:`SEEDED_NOTE`).
+    signature : dict or None
+        The signature block over :attr:`payload` (:meth:`sign`).
+    """
+
+    theta: np.ndarray
+    mechanism: str
+    lam: float
+    gamma: float
+    n_max: int
+    norm_bound: float
+    fit_intercept: bool
+    guarantee: Guarantee
+    ledger: tuple[Charge, ...]
+    label_bounds: tuple[float, float] | None = None
+    row_norm: str = "raise"
+    kappa: float | None = None
+    lam_min_noisy: float | None = None
+    feature_names: tuple[str, ...] | None = None
+    schema: dict[str, Any] | None = None
+    seeded: bool | None = None
+    signature: dict[str, str] | None = None
+    _payload: bytes | None = field(default=None, init=False, repr=False)
+    _schema_obj: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        s = object.__setattr__
+        theta = as_finite_array(np.asarray(self.theta), "theta", ndim=1).copy()
+        if self.mechanism not in _OPS_MECHANISMS:
+            raise ValueError(f"mechanism must be one of {list(_OPS_MECHANISMS)}; got {self.mechanism!r}")
+        s(self, "fit_intercept", _bool(self.fit_intercept, "fit_intercept"))
+        if theta.shape[0] < 1 + int(self.fit_intercept):
+            raise ValueError("theta must hold the intercept's coefficient and at least one feature's")
+        theta.flags.writeable = False
+        s(self, "theta", theta)
+        s(self, "lam", _real(self.lam, "lam", allow_zero=self.mechanism == "adaops"))
+        s(self, "gamma", _real(self.gamma, "gamma"))
+        n_max = self.n_max
+        if isinstance(n_max, (bool, np.bool_)) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
+            raise TypeError(f"n_max must be an integer >= 1 (the public bound on the number of records); "
+                            f"got {n_max!r}")
+        s(self, "n_max", int(n_max))
+        s(self, "norm_bound", _real(self.norm_bound, "norm_bound"))
+        if self.row_norm not in ("raise", "clip"):
+            raise ValueError(f"row_norm must be 'raise' or 'clip'; got {self.row_norm!r}")
+        ada = self.mechanism == "adaops"
+        for name in ("kappa", "lam_min_noisy"):
+            v = getattr(self, name)
+            if (v is None) == ada:
+                raise ValueError(f"{name}: {'AdaOPS releases it' if ada else 'is for AdaOPS only (null for OPS)'}")
+            if v is not None:
+                s(self, name, _real(v, name, positive=name == "kappa"))
+        if self.seeded is not None:
+            s(self, "seeded", _bool(self.seeded, "seeded"))
+        if self.signature is not None:
+            s(self, "signature", _signing.check_signature_block(self.signature))
+        if not isinstance(self.guarantee, Guarantee):
+            raise TypeError("guarantee must be a Guarantee (an OPS release always states its guarantee)")
+        ledger = tuple(self.ledger or ())
+        if not ledger or not all(isinstance(c, Charge) for c in ledger):
+            raise TypeError("ledger must list pdpkit.accountant.Charge entries (at least the release's own)")
+        s(self, "ledger", ledger)
+        n_feat = theta.shape[0] - int(self.fit_intercept)
+        if self.feature_names is not None:
+            names = tuple(self.feature_names)
+            if not all(isinstance(v, str) for v in names):
+                raise TypeError("feature_names must be strings")
+            if len(names) != n_feat or len(set(names)) != len(names):
+                raise ValueError(f"feature_names must be {n_feat} distinct names (one per feature coefficient)")
+            s(self, "feature_names", names)
+        if self.schema is not None:
+            from .schema import Schema
+
+            sch = self.schema if isinstance(self.schema, Schema) else Schema.from_dict(self.schema)
+            if sch.nonprivate_draft:
+                raise ValueError("schema: is a non-private draft (its bounds and domains were read from the data); "
+                                 "a release's schema must be reviewed, with its draft marks removed")
+            if sch.label_bounds is None:
+                raise ValueError("schema: its label must be numeric with public bounds (a regression's release)")
+            if self.feature_names is not None and tuple(sch.encoded_names) != self.feature_names:
+                raise ValueError("feature_names: are not the schema's encoded features, in its order")
+            if len(sch.encoded_names) != n_feat:
+                raise ValueError(f"schema: encodes {len(sch.encoded_names)} features but theta has {n_feat} feature "
+                                 "coefficients")
+            if self.label_bounds is not None:
+                raise ValueError("label_bounds: must be null with a schema (its label's bounds are used)")
+            s(self, "_schema_obj", sch)
+            s(self, "schema", sch.to_dict())
+        else:
+            lb = self.label_bounds
+            if not isinstance(lb, (list, tuple)) or len(lb) != 2:
+                raise TypeError(f"label_bounds must be a pair [low, high] of numbers (or a schema); got {lb!r}")
+            lo, hi = (_real(v, "label_bounds", positive=False) for v in lb)
+            if not lo < hi:
+                raise ValueError(f"label_bounds must have low < high; got {list(lb)!r}")
+            s(self, "label_bounds", (lo, hi))
+
+    def __repr__(self) -> str:
+        name = "AdaOPS" if self.mechanism == "adaops" else "OPS"
+        return (f"OPSRelease({name}, d={self.coef.shape[0]}, fit_intercept={self.fit_intercept}, lam={self.lam:.6g}, "
+                f"gamma={self.gamma:.6g}, norm_bound={self.norm_bound}, n_max={self.n_max}, {self.guarantee}"
+                f"{'; ' + SEEDED_NOTE if self.seeded else ''})")
+
+    # ------------------------------------------------------------ the model
+    def _label_map(self) -> tuple[float, float]:
+        if self._schema_obj is not None:
+            return 0.0, 1.0
+        lo, hi = self.label_bounds
+        return 0.5 * (lo + hi), 0.5 * (hi - lo)
+
+    @property
+    def fit_norm_bound(self) -> float:
+        r"""The bound on the fitted rows: ``norm_bound``, times :math:`\sqrt2` with an intercept."""
+        return self.norm_bound * (_SQRT2 if self.fit_intercept else 1.0)
+
+    @property
+    def coef(self) -> np.ndarray:
+        """Coefficients of the user's (encoded) features, on the label's scale (before a schema's decoding)."""
+        c, h = self._label_map()
+        d = self.theta.shape[0] - int(self.fit_intercept)
+        return h * self.theta[:d]
+
+    @property
+    def intercept(self) -> float:
+        """The intercept on the label's scale (the centre of the label bounds without ``fit_intercept``)."""
+        c, h = self._label_map()
+        d = self.theta.shape[0] - int(self.fit_intercept)
+        return c + (h * self.norm_bound * float(self.theta[d]) if self.fit_intercept else 0.0)
+
+    @property
+    def schema_object(self) -> Any:
+        """The schema as a :class:`pdpkit.schema.Schema` (``None`` without one)."""
+        return self._schema_obj
+
+    def rows(self, X: Any, *, encoded: bool = False) -> np.ndarray:
+        """The rows the model reads for records ``X``, as :meth:`Release.rows` (schema, names, clip or refuse).
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records.
+        encoded : bool
+            ``X`` holds rows already encoded by the release's schema (times ``norm_bound``).
+        """
+        return _model_rows(X, schema=self._schema_obj, feature_names=self.feature_names, norm_bound=self.norm_bound,
+                           row_norm=self.row_norm, d=self.coef.shape[0], encoded=encoded)
+
+    def predict(self, X: Any, *, encoded: bool = False) -> np.ndarray:
+        """Predicted values on the label's scale (a schema's numeric label decoded); post-processing.
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records (see :meth:`rows`).
+        encoded : bool
+            ``X`` is already encoded by the schema (see :meth:`rows`).
+        """
+        # C order: the same products in the same order as the estimator's, whatever layout X came in
+        t = np.ascontiguousarray(self.rows(X, encoded=encoded)) @ self.coef + self.intercept
+        sch = self._schema_obj
+        return t if sch is None else np.asarray(sch.decode_label(t), dtype=float)
+
+    def _labels(self, y: Any, n: int) -> np.ndarray:
+        """Labels mapped onto [-1, 1] as the fit mapped them (a schema clips; otherwise row_norm decides)."""
+        if self._schema_obj is not None:
+            t = np.asarray(self._schema_obj.encode_label(y), dtype=float)
+        else:
+            c, h = self._label_map()
+            t = (as_finite_array(np.asarray(y, dtype=float), "y", ndim=1) - c) / h
+            if np.any(np.abs(t) > 1.0 + 1e-12) and self.row_norm == "raise":
+                raise ValueError("y has a label outside label_bounds; the bound holds for labels inside the public "
+                                 "bounds (row_norm='raise')")
+        if t.shape != (n,):
+            raise ValueError(f"y must hold one label per record ({n})")
+        return np.clip(t, -1.0, 1.0)
+
+    def model_charge(self) -> Charge:
+        """The ledger's entry of this release's own model (its event and the δ its own ε is stated at)."""
+        own = [c for c in self.ledger if c.kind == self.mechanism and c.name.endswith("model")]
+        if not own:
+            raise ValueError(f"ledger: it lacks this release's own model entry (kind {self.mechanism!r})")
+        return own[-1]
+
+    def per_person_epsilon(self, X: Any, y: ArrayLike, *, encoded: bool = False) -> np.ndarray:
+        r"""Each record's pDP bound at the model's δ: publishable (a function of the record and this release alone).
+
+        OPS: :meth:`pdpkit.ops.OPSEvent.record_epsilon` — the record's leverage and residual
+        bounded over every data set of the class (Wang 2019, Def 2.2, Prop 4.3(1) per record).
+        AdaOPS: :meth:`pdpkit.ops.AdaOPSEvent.record_epsilon` — its noisy :math:`\lambda_{\min}`
+        costs a record in proportion to its squared norm. A record enters as in the fit: its
+        row encoded (schema), checked against or clipped to ``norm_bound``, with the intercept
+        column; its label mapped from the public bounds. Members and non-members alike; the
+        value never depends on the data set, so it may be shown to anyone (the curator's
+        exact, data-dependent pDP is
+        :meth:`pdpkit.ops_estimators.OPSEstimator.per_person_epsilon_nonprivate`).
+
+        Parameters
+        ----------
+        X : DataFrame or array_like, shape (n, d)
+            Records (see :meth:`rows`).
+        y : array_like, shape (n,)
+            Their labels, on the label's scale.
+        encoded : bool
+            ``X`` is already encoded by the schema (see :meth:`rows`).
+        """
+        rows = self.rows(X, encoded=encoded)
+        t = self._labels(y, rows.shape[0])
+        if self.fit_intercept:
+            rows = np.column_stack([rows, np.full(rows.shape[0], self.norm_bound)])
+        charge = self.model_charge()
+        if self.mechanism == "ops":
+            return np.asarray(charge.event.record_epsilon(rows, t, delta=charge.delta), dtype=float)
+        return np.asarray(charge.event.record_epsilon(rows / self.fit_norm_bound, delta=charge.delta), dtype=float)
+
+    # ------------------------------------------------------------ checking
+    def own_charges(self) -> tuple[Charge, ...]:
+        """The ledger entry this release's own model must have (``ValueError`` when its parameters disagree)."""
+        charge = self.model_charge()
+        if self.mechanism == "ops":
+            event = OPSEvent(n=self.n_max + 1, lam=self.lam, gamma=self.gamma, x_bound=self.fit_norm_bound,
+                             y_bound=1.0)
+            return (Charge(name=charge.name, event=event, delta=charge.delta),)
+        R2 = self.fit_norm_bound ** 2
+        lam, gamma = _adaops_model(charge.event, lam_min_noisy=self.lam_min_noisy, kappa=self.kappa,
+                                   n_max=self.n_max, p=self.theta.shape[0])
+        if not _close(self.lam, lam * R2):
+            raise ValueError(f"lam = {self.lam!r} is not what lam_min_noisy, kappa, n_max and the ledger's AdaOPS "
+                             f"entry give ({lam * R2!r})")
+        if not _close(self.gamma, gamma):
+            raise ValueError(f"gamma = {self.gamma!r} is not what lam_min_noisy, kappa, n_max and the ledger's AdaOPS "
+                             f"entry give ({gamma!r})")
+        return (charge,)
+
+    def expected_guarantee(self) -> Guarantee:
+        """The guarantee the ledger gives at the release's total δ (after checking the release's own entry)."""
+        for own in self.own_charges():
+            if not any(c.kind == own.kind and c.count == own.count and c.params.keys() == own.params.keys()
+                       and all(_close(c.params[k], own.params[k]) for k in own.params) for c in self.ledger):
+                raise ValueError(f"ledger: it lacks this release's own {own.name!r} entry ({own.kind}, parameters "
+                                 f"{own.params}): the guarantee would not cover it")
+        return ledger_guarantee(self.ledger, self.guarantee.delta)
+
+    # ------------------------------------------------------------ signing
+    @property
+    def payload(self) -> bytes:
+        """The bytes a signature covers: the canonical JSON without the signature block (as :attr:`Release.payload`)."""
+        if self._payload is not None:
+            return self._payload
+        return canonical_json({k: v for k, v in self.to_dict().items() if k != "signature"})
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of :attr:`payload`, 64 hex digits."""
+        return hashlib.sha256(self.payload).hexdigest()
+
+    @property
+    def signer(self) -> str | None:
+        """The fingerprint of the key that signed the release (checked by :meth:`verify`), or ``None``."""
+        return None if self.signature is None else self.signature["fingerprint"]
+
+    def sign(self, private_key: Any) -> OPSRelease:
+        """This release signed with an Ed25519 key (a copy; as :meth:`Release.sign`).
+
+        Parameters
+        ----------
+        private_key : cryptography's Ed25519PrivateKey, or the path of its PEM file (``pdpkit keygen``)
+        """
+        bare = replace(self, signature=None)
+        block = _signing.sign_payload(private_key, bare.payload, context=_signing.RELEASE_CONTEXT)
+        signed = replace(bare, signature=block)
+        _signing.verify_payload(block, signed.payload, context=_signing.RELEASE_CONTEXT)
+        return signed
+
+    def verify_signature(self, public_key: Any = None) -> str:
+        """Check the signature over :attr:`payload`; return the signer's fingerprint (as for :class:`Release`).
+
+        Parameters
+        ----------
+        public_key : optional
+            The publisher's public key, or the path of ``KEY.pub``.
+        """
+        return _signing.verify_payload(self.signature, self.payload, context=_signing.RELEASE_CONTEXT,
+                                       public_key=public_key)
+
+    def verify(self, public_key: Any = None) -> OPSRelease:
+        """Recompute the guarantee from the ledger and the public fields; ``ValueError`` naming what disagrees.
+
+        As :meth:`Release.verify`: with ``public_key`` the release must be signed by it (every
+        edit of any field refused, a stripped signature too); a signed release is checked
+        against the key it names; a seeded one verifies with a :class:`SeededReleaseWarning`.
+
+        Parameters
+        ----------
+        public_key : optional
+            The publisher's public key (or the path of ``KEY.pub``).
+        """
+        if public_key is not None or self.signature is not None:
+            self.verify_signature(public_key)
+        return self._verify_parameters()
+
+    def _verify_parameters(self) -> OPSRelease:
+        if self.seeded:
+            warnings.warn(f"this release is {SEEDED_NOTE}", SeededReleaseWarning, stacklevel=3)
+        try:
+            want = self.expected_guarantee()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"guarantee: the release's parameters (lam, gamma, n_max, norm_bound, the ledger) give "
+                             f"no guarantee to check it against: {exc}") from None
+        _check_guarantee(self.guarantee, want)
+        return self
+
+    # ------------------------------------------------------------ serialization
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (see :meth:`to_json`)."""
+        return {
+            "format": OPS_RELEASE_FORMAT,
+            "mechanism": self.mechanism,
+            "theta": self.theta.tolist(),
+            "lam": self.lam,
+            "gamma": self.gamma,
+            "n_max": self.n_max,
+            "norm_bound": self.norm_bound,
+            "fit_intercept": self.fit_intercept,
+            "row_norm": self.row_norm,
+            "label_bounds": None if self.label_bounds is None else list(self.label_bounds),
+            "kappa": self.kappa,
+            "lam_min_noisy": self.lam_min_noisy,
+            "guarantee": self.guarantee.to_dict(),
+            "ledger": [c.to_dict() for c in self.ledger],
+            "feature_names": None if self.feature_names is None else list(self.feature_names),
+            "schema": self.schema,
+            "seeded": self.seeded,
+            "signature": self.signature,
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The release as JSON text; ``kwargs`` go to ``json.dumps``.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``json.dumps``.
+        """
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, verify: bool = True, public_key: Any = None) -> OPSRelease:
+        """Inverse of :meth:`to_dict`, strict, and verified unless ``verify=False`` (as :meth:`Release.from_dict`).
+
+        Parameters
+        ----------
+        data : dict
+            A dict as :meth:`to_dict` writes it.
+        verify : bool
+            Whether to recompute the guarantee.
+        public_key : optional
+            The publisher's public key (or the path of ``KEY.pub``): the file must be signed by it.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"a release must be a JSON object; got {type(data).__name__}")
+        if data.get("format") != OPS_RELEASE_FORMAT:
+            raise ValueError(f"not an OPS release (expected format {OPS_RELEASE_FORMAT!r}; read other releases with "
+                             "load_release)")
+        try:
+            payload = canonical_json({k: v for k, v in data.items() if k != "signature"})
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"release: not JSON values ({exc})") from None
+        signature = data.get("signature")
+        if public_key is not None or (verify and signature is not None):
+            _signing.verify_payload(signature, payload, context=_signing.RELEASE_CONTEXT, public_key=public_key)
+        _keys(data, "release", required=_OPS_FIELDS)
+        theta = _theta_from_json(data["theta"])
+        if theta.ndim != 1:
+            raise TypeError("theta must be a list of numbers")
+        for key in ("feature_names", "ledger", "label_bounds"):
+            if data[key] is not None and not isinstance(data[key], list):
+                raise TypeError(f"{key} must be a list or null")
+        if data["seeded"] is not None and not isinstance(data["seeded"], bool):
+            raise TypeError(f"seeded must be true, false or null (not recorded); got {data['seeded']!r}")
+        if data["guarantee"] is None:
+            raise ValueError("guarantee: an OPS release states its guarantee")
+        entries = []
+        for i, c in enumerate(data["ledger"] or []):
+            try:
+                entries.append(Charge.from_dict(c))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"ledger[{i}]: {exc}") from None
+        names = data["feature_names"]
+        rel = cls(theta=theta, mechanism=data["mechanism"], lam=data["lam"], gamma=data["gamma"],
+                  n_max=data["n_max"], norm_bound=data["norm_bound"], fit_intercept=data["fit_intercept"],
+                  guarantee=Guarantee.from_dict(data["guarantee"]), ledger=tuple(entries),
+                  label_bounds=None if data["label_bounds"] is None else tuple(data["label_bounds"]),
+                  row_norm=data["row_norm"], kappa=data["kappa"], lam_min_noisy=data["lam_min_noisy"],
+                  feature_names=None if names is None else tuple(names), schema=data["schema"],
+                  seeded=data["seeded"], signature=signature)
+        object.__setattr__(rel, "_payload", payload)
+        return rel._verify_parameters() if verify else rel
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, verify: bool = True, public_key: Any = None) -> OPSRelease:
+        """Inverse of :meth:`to_json` (strict JSON, then :meth:`from_dict`).
+
+        Parameters
+        ----------
+        text : str or bytes
+            JSON text.
+        verify : bool
+            Whether to recompute the guarantee.
+        public_key : optional
+            The publisher's public key (or the path of ``KEY.pub``): the file must be signed by it.
+        """
+        return cls.from_dict(loads_strict(text, "the release"), verify=verify, public_key=public_key)
+
+
+def ops_release(theta: ArrayLike, charge: Charge, *, lam: float, gamma: float, n_max: int, norm_bound: float,
+                fit_intercept: bool, label_bounds: Any = None, row_norm: str = "raise", kappa: float | None = None,
+                lam_min_noisy: float | None = None, feature_names: Any = None, schema: Any = None,
+                accountant: Any = None, seeded: bool | None = None) -> OPSRelease:
+    r"""The publishable part of an OPS or AdaOPS fit (:class:`OPSRelease`), with its total guarantee.
+
+    ``charge`` is the ledger entry of the fit (its :class:`pdpkit.ops.OPSEvent` or
+    :class:`pdpkit.ops.AdaOPSEvent`, its name, the δ its own ε is stated at). Alone, the
+    ledger is that entry and the guarantee its composition at its δ; with ``accountant`` (a
+    :class:`pdpkit.accountant.PrivacyAccountant` already charged with it), the accountant's
+    ledger and total. The release's own entry is checked (:meth:`OPSRelease.expected_guarantee`).
+
+    Parameters
+    ----------
+    theta : array_like, shape (p,)
+        The sample on the fitted scale (intercept's last).
+    charge : Charge
+        The fit's ledger entry.
+    lam, gamma : float
+        λ (on the fitted rows) and γ of the sample.
+    n_max : int
+        The public bound on the number of records the event was calibrated for.
+    norm_bound : float
+        Bound on the user's rows.
+    fit_intercept : bool
+        Whether the last coefficient is the intercept column's.
+    label_bounds : (float, float), optional
+        The labels' public bounds (not with a schema).
+    row_norm : str
+        ``"raise"`` or ``"clip"``.
+    kappa, lam_min_noisy : float, optional
+        AdaOPS's κ and released :math:`\tilde\lambda`.
+    feature_names : sequence of str, optional
+        Column names.
+    schema : Schema or dict, optional
+        The public schema (numeric label with bounds).
+    accountant : PrivacyAccountant, optional
+        The session's accountant (already charged).
+    seeded : bool, optional
+        Whether the noise came from a caller's seed.
+    """
+    if not isinstance(charge, Charge):
+        raise TypeError(f"charge must be a pdpkit.accountant.Charge; got {type(charge).__name__}")
+    if accountant is not None:
+        ledger, guarantee = tuple(accountant.ledger), accountant.spent()
+    else:
+        ledger = (charge,)
+        guarantee = ledger_guarantee(ledger, charge.delta)
+    if schema is not None and not isinstance(schema, dict):
+        schema = schema.to_dict()
+    rel = OPSRelease(theta=np.asarray(theta, dtype=float), mechanism=charge.kind, lam=lam, gamma=gamma, n_max=n_max,
+                     norm_bound=norm_bound, fit_intercept=fit_intercept, guarantee=guarantee, ledger=ledger,
+                     label_bounds=None if label_bounds is None else tuple(float(v) for v in label_bounds),
+                     row_norm=row_norm, kappa=kappa, lam_min_noisy=lam_min_noisy,
+                     feature_names=None if feature_names is None else tuple(str(v) for v in feature_names),
+                     schema=schema, seeded=seeded)
+    rel.expected_guarantee()  # the ledger must hold this release's own event with its parameters
+    return rel
+
+
+def load_release(text: str | bytes, *, verify: bool = True, public_key: Any = None) -> Release | OPSRelease:
+    """A release file of any mechanism: :class:`OPSRelease` for OPS/AdaOPS, :class:`Release` for ObjPert (all formats).
+
+    Strict JSON; each class's reader and checks (:meth:`Release.from_dict`,
+    :meth:`OPSRelease.from_dict`), the signature checked first.
+
+    Parameters
+    ----------
+    text : str or bytes
+        JSON text.
+    verify : bool
+        Whether to recompute the guarantee.
+    public_key : optional
+        The publisher's public key (or the path of ``KEY.pub``): the file must be signed by it.
+    """
+    data = loads_strict(text, "the release")
+    if isinstance(data, dict) and data.get("format") == OPS_RELEASE_FORMAT:
+        return OPSRelease.from_dict(data, verify=verify, public_key=public_key)
+    return Release.from_dict(data, verify=verify, public_key=public_key)

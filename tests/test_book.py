@@ -334,6 +334,10 @@ def test_registry_check_fails_on_a_missing_label_or_erratum():
     problems = pages.registry_problems(reg)
     assert any(label in p for p in problems) and any(erratum in p for p in problems), problems
     assert any("prf block" in p for p in problems) and any("erratum" in p for p in problems)
+    # two numbers that differ only in punctuation would share a row anchor on the results page
+    reg = pages.load_registry()
+    reg["results"].append(dict(reg["results"][0], num=reg["results"][0]["num"].replace(" ", ". ")))
+    assert any("anchor" in p for p in pages.registry_problems(reg)), pages.registry_problems(reg)
 
 
 def test_intro_chapter_table_follows_the_toc():

@@ -5,7 +5,10 @@ Usage: ``python tools/book_pages.py`` (writes) or ``python tools/book_pages.py -
 
 * ``chapters/results.md`` — *Results at a glance*: every numbered result of the five
   sources and this book's own, from ``chapters/results_registry.yml``, with the chapters
-  found from the ``prf`` labels and the errata ids found in the chapters' boxes.
+  found from the ``prf`` labels and the errata ids found in the chapters' boxes. One MyST list-table per
+  source (class ``pdpkit-results``): each name links to its statement (``{prf:ref}``, else the errata item or
+  the chapter, the row saying that the book has no block for it), each errata id to its item
+  (``{pdpkit:erratum}``); ``_ext/pdpkit_results.py`` gives the rows their anchors (:func:`row_id`).
 * the chapter table of ``chapters/intro.md`` (between ``<!-- chapters:start -->`` and
   ``<!-- chapters:end -->``), in the order of ``_toc.yml``;
 * the "How to cite" block of ``chapters/intro.md`` (between ``<!-- cite:start -->`` and
@@ -141,6 +144,9 @@ def registry_problems(reg: dict | None = None) -> list[str]:
             problems.append(f"{r['src']} {r['num']}: no evidence")
     seen = Counter((r["src"], r["num"]) for r in reg["results"])
     problems += [f"{k[0]} {k[1]} is listed twice" for k, v in seen.items() if v > 1]
+    anchors = Counter(row_id(r["src"], r["num"]) for r in reg["results"])
+    problems += [f"two rows would have the anchor {a}" for a, v in anchors.items() if v > 1 and a not in
+                 {row_id(*k) for k, n in seen.items() if n > 1}]
     return problems
 
 
@@ -151,14 +157,69 @@ def _fn_link(fn) -> str:
     return ", ".join(f"{{py:obj}}`~{n}`" for n in names)
 
 
-def _cell(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
+def row_id(src: str, num: str) -> str:
+    """The anchor of a row of *Results at a glance*: ``rw-thm-6`` for Redberg & Wang 2021, Thm 6.
+
+    ``_ext/pdpkit_results.py`` gives each row this id (the same rule, applied to the row's first cell).
+    """
+    return src + "-" + re.sub(r"[^a-z0-9]+", "-", num.lower()).strip("-")
+
+
+def _fns(r) -> list[str]:
+    fn = r.get("fn") or []
+    return fn if isinstance(fn, list) else [fn]
+
+
+def row_chapters(r: dict, labels: dict, errata: dict) -> list[str]:
+    """The chapters that treat a result: those of its prf blocks and errata items, else the chapter whose
+    figures its experiment function computes (``pdpkit.experiments.<chapter>``)."""
+    chapters: list[str] = []
+    for lab in r.get("prf") or []:
+        if labels[lab][0] not in chapters:
+            chapters.append(labels[lab][0])
+    for eid in r.get("errata") or []:
+        chapters += [s for s in errata.get(eid, []) if s not in chapters]
+    if not chapters:
+        for name in _fns(r):
+            parts = name.split(".")
+            if parts[:2] == ["pdpkit", "experiments"] and (ROOT / "chapters" / f"{parts[2]}.ipynb").exists():
+                chapters += [parts[2]] if parts[2] not in chapters else []
+    return chapters
+
+
+def name_cell(r: dict, chapters: list[str]) -> str:
+    """The result's name, linked to its statement: its first prf block; without one, the erratum item that
+    treats it, else its chapter; the row says so when the book has no statement block for it."""
+    what = r["what"]
+    if r.get("prf"):
+        return f"{{prf:ref}}`{what} <{r['prf'][0]}>`"
+    if r.get("errata"):
+        return (f"{{pdpkit:erratum}}`{what} <{r['errata'][0]}>` "
+                "{pdpkit:nostatement}`no statement block: its erratum treats it`")
+    if chapters:
+        return f"{{doc}}`{what} <{chapters[0]}>` {{pdpkit:nostatement}}`no statement block: its chapter treats it`"
+    return f"{what} {{pdpkit:nostatement}}`no statement block in this book`"
+
+
+RESULT_COLUMNS = ("result", "what", "status", "evidence", "errata", "chapter", "pdpkit")
+
+
+def _item(text: str) -> str:
+    text = (text or "").replace("\n", " ").strip()
+    return f"  - {text}" if text else "  -"
+
+
+def _list_row(cells) -> list[str]:
+    """One row of a MyST list-table: ``* - first`` then ``  - next`` for each cell (empty cells stay empty)."""
+    lines = [_item(c) for c in cells]
+    return ["* " + lines[0][2:]] + lines[1:]
 
 
 def results_page() -> str:
     reg = load_registry()
     labels, errata = prf_labels(), errata_ids()
     counts = Counter(r["status"] for r in reg["results"])
+    example = row_id("rw", "Thm 6")
     out = [
         "# Results at a glance",
         "",
@@ -169,6 +230,14 @@ def results_page() -> str:
         "own), or **not covered**. *Evidence* is the number that decides the status; the errata",
         "ids (`E-<source>-<result>-<slug>`) are those of the chapters' *Errata and",
         "clarifications* boxes, where the full argument is.",
+        "",
+        "A result's name leads to its statement in the book (its theorem, lemma, definition or",
+        "algorithm block); an erratum id leads to the item of the errata box that argues it, which",
+        "has the id as its anchor (cite an erratum as `E-rw-6-signs`, link it as",
+        "`objpert_ex_post.html#E-rw-6-signs`). Each row has an anchor of its own, the source and",
+        f"the number: `results.html#{example}`; its number links to it. On a narrow screen a tap on",
+        "a row shows its evidence, errata, chapter and functions; the lists can be filtered by",
+        "source and by status.",
         "",
         "This page is generated by `tools/book_pages.py` from `chapters/results_registry.yml`",
         "and the chapters' theorem blocks; the tests fail when a theorem block or an erratum",
@@ -187,25 +256,21 @@ def results_page() -> str:
         out += [f"## {meta['name']}", ""]
         if cite:
             out += [f"Source:{cite}." + (f" {meta['note']}." if meta.get("note") else ""), ""]
-        out += ["| result | what | status | evidence | errata | chapter | pdpkit |", "|---|---|---|---|---|---|---|"]
+        out += ["````{list-table}", ":header-rows: 1", ":widths: auto", f":class: pdpkit-results pdpkit-src-{src}", ""]
+        out += _list_row(RESULT_COLUMNS)
         for r in rows:
-            chapters = []
-            for lab in r.get("prf") or []:
-                stem = labels[lab][0]
-                if stem not in chapters:
-                    chapters.append(stem)
-            for eid in r.get("errata") or []:
-                for stem in errata.get(eid, []):
-                    if stem not in chapters:
-                        chapters.append(stem)
-            chap = ", ".join(f"{{doc}}`{s}`" for s in chapters)
-            err = ", ".join(f"`{e}`" for e in r.get("errata") or [])
-            status = r["status"] if r["status"] != "not covered" else "*not covered*"
-            out.append(
-                f"| {_cell(r['num'])} | {_cell(r['what'])} | {status} | {_cell(r.get('evidence', ''))} | "
-                f"{err} | {chap} | {_fn_link(r.get('fn'))} |"
-            )
-        out.append("")
+            chapters = row_chapters(r, labels, errata)
+            cells = [
+                r["num"],
+                name_cell(r, chapters),
+                r["status"],
+                r.get("evidence", ""),
+                ", ".join(f"{{pdpkit:erratum}}`{e}`" for e in r.get("errata") or []),
+                ", ".join(f"{{doc}}`{s}`" for s in chapters),
+                _fn_link(r.get("fn")),
+            ]
+            out += _list_row(cells)
+        out += ["````", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

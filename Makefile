@@ -34,11 +34,11 @@ export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
 .PHONY: help install book test test-portable unit nbval book-strict bench bench-scale browser-test \
-	reproduce lab lock clean
+	reproduce lab lock clean pdf
 
 help:
 	@echo "make book | make test | make test-portable | make lab | make bench | make bench-scale |"
-	@echo "make browser-test | make reproduce [CHAPTERS=...] | make lock | make clean"
+	@echo "make browser-test | make pdf | make reproduce [CHAPTERS=...] | make lock | make clean"
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -142,6 +142,16 @@ browser-test: $(BROWSER_STAMP)
 	test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python tests/browser/check_book.py _build/html
 	PDPKIT_BROWSER_TESTS=1 $(BIN)/python -m pytest tests/browser -q -s -p no:cacheprovider
+
+# The whole book as one PDF, _build/pdf/pdpkit.pdf (minutes; not part of make test). Headless
+# Chromium prints a single-page build of the book (Sphinx's singlehtml, from the outputs stored
+# in the notebooks): the same HTML, CSS and MathJax as the web book, every cross-reference an
+# anchor of that page and so a link inside the PDF, offline, with the Chromium that make
+# browser-test uses. Sphinx's LaTeX builder would need TeX (hundreds of MB from Debian) and
+# could not render the notebooks' HTML outputs (tables, the privacy page). The next HTML build
+# copies the PDF and links it from the landing page.
+pdf: $(STAMP) $(BROWSER_STAMP)
+	$(BIN)/python tools/build_pdf.py
 
 $(LAB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[lab]"

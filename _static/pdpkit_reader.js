@@ -8,6 +8,11 @@
  *   pdpkit-more-right  part of the equation is hidden on the right (not scrolled to the end);
  *   pdpkit-more-left   part of it is hidden on the left (scrolled away from the start).
  * When the marks are in place, <html> carries data-pdpkit-reader="ready".
+ *
+ * Following a link to an anchor (#E-rw-6-signs, #thm-...): the browser scrolls to the target as
+ * soon as the HTML is parsed, before MathJax has typeset the equations above it, so the target
+ * drifts off screen as they take their height. Once typesetting and web fonts are done, the
+ * script scrolls the target back into view, unless the reader has scrolled in the meantime.
  */
 (function () {
   "use strict";
@@ -51,8 +56,26 @@
     document.querySelectorAll(EQUATION).forEach(mark);
   }
 
+  var readerMoved = false;
+  ["wheel", "touchstart", "keydown", "mousedown"].forEach(function (kind) {
+    window.addEventListener(kind, function () { readerMoved = true; }, { passive: true, once: true });
+  });
+
+  function anchorTarget() {
+    var id = window.location.hash ? window.location.hash.slice(1) : "";
+    if (!id) return null;
+    try { id = decodeURIComponent(id); } catch (e) { /* keep it as written */ }
+    return document.getElementById(id);
+  }
+
+  function keepAnchorInView() {
+    var target = anchorTarget();
+    if (target && !readerMoved) target.scrollIntoView({ block: "start", behavior: "instant" });  // not the theme's smooth scroll
+  }
+
   function start() {
     markAll();
+    keepAnchorInView();
     if (typeof ResizeObserver === "function") {
       var observer = new ResizeObserver(function (entries) {
         entries.forEach(function (entry) { mark(entry.target); });
@@ -60,7 +83,9 @@
       document.querySelectorAll(EQUATION).forEach(function (eq) { observer.observe(eq); });
     }
     window.addEventListener("resize", markAll, { passive: true });
-    if (document.fonts && document.fonts.ready) document.fonts.ready.then(markAll);
+    if (document.fonts && document.fonts.ready) {
+      document.fonts.ready.then(function () { markAll(); keepAnchorInView(); });
+    }
     document.documentElement.setAttribute("data-pdpkit-reader", "ready");
   }
 

@@ -10,6 +10,7 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
                [--loss logistic|huber|robust_log] [--norm-bound R] [--row-norm raise|clip]
                [--no-intercept] [--report METHOD --report-epsilon E2 --report-delta D2]
                [--rho P] [--budget-epsilon EB --budget-delta DB] [--ledger FILE]
+               [--sample-weight COL [--weight-bound W] [--weight-policy refuse|clip]]
                [--seed S] [--sign KEY] --out RELEASE.json
     pdpkit fit DATA.csv (--label COL --label-bounds LOW,HIGH | --schema SCHEMA.json)
                --model ops|adaops --epsilon E --delta D [--n-max N]
@@ -17,7 +18,8 @@ r"""The ``pdpkit`` command line: draft a schema, fit a private model from a CSV,
                [--no-intercept] [--budget-epsilon EB --budget-delta DB] [--ledger FILE]
                [--seed S] [--sign KEY] --out RELEASE.json
     pdpkit report RELEASE.json TARGETS.csv --label COL [--schema SCHEMA.json]
-                  [--public-key KEY.pub] --out REPORT.csv [--plot PNG] [--uniform]
+                  [--sample-weight COL] [--public-key KEY.pub] --out REPORT.csv [--plot PNG]
+                  [--uniform]
     pdpkit predict RELEASE.json DATA.csv [--schema SCHEMA.json]
                    [--public-key KEY.pub] --out PRED.csv
     pdpkit check DATA.csv [--schema SCHEMA.json] [--label COL] [--classes A,B,...]
@@ -52,6 +54,20 @@ ObjPert fit, and refuses the options that belong to ObjPert (``--loss``, ``--cla
 ``verify``, ``predict`` and ``report`` read such a release; ``report`` then writes each
 record's data-independent pDP bound (:meth:`pdpkit.release.OPSRelease.per_person_epsilon`);
 ``page`` refuses it.
+
+**Weights.** ``fit --sample-weight COL`` weights each record's loss by the number in column
+``COL`` (finite, >= 0; the column is not a feature: it is left out of the default features,
+refused in ``--features``, and with ``--schema`` it must be a column the schema ignores or does not
+name). ``--weight-bound W`` (default 1) is the public bound on a weight that the guarantee
+assumes, to be chosen from public knowledge; a weight above it stops the fit
+(``--weight-policy refuse``, the default, before anything is charged or drawn) or is clipped to it
+(``clip``). The release holds the objective divided by W (:mod:`pdpkit.release`: its λ, σ and τ
+are λ/W, σ/W and τ/W) and its ``weighting`` field, and its guarantee states the bound and the
+policy. ``report --sample-weight COL`` bounds each person at their own weight (times their
+class's weight, the release's policy applied); without it a weighted release's bounds are at
+the weight bound, which holds for every weight. ``--model ops``/``adaops`` take no weights and
+refuse the three options by name. A refusal of the weights names the column and the kind of
+problem (not a number, not finite, negative, above the bound), never a row, a value or a count.
 
 **Signing.** ``keygen`` writes an Ed25519 key pair (:mod:`pdpkit.signing`): ``KEY``, the
 private key (mode 0600, to keep secret), and ``KEY.pub``; it prints the public key's
@@ -1074,6 +1090,9 @@ def _estimator_for(args: argparse.Namespace):
     extra = {}
     if getattr(args, "fit_classes", None) is not None:  # the public classes (a schema's label gives its own)
         extra["classes"] = list(args.fit_classes)
+    if getattr(args, "sample_weight", None) is not None:  # the public bound and policy the release states
+        extra["weight_bound"] = _weight_bound(args)
+        extra["weight_policy"] = args.weight_policy or "refuse"
     est = cls(args.epsilon, args.delta, loss=args.loss, norm_bound=args.norm_bound, row_norm=args.row_norm,
               fit_intercept=not args.no_intercept, report=args.report, report_epsilon=args.report_epsilon,
               report_delta=args.report_delta, rho=0.05 if args.rho is None else args.rho, random_state=args.seed,
@@ -1109,9 +1128,12 @@ def _fit_features(header: list[str], label: str, args: argparse.Namespace, path:
                        f"(columns: {', '.join(header)})")
     if label in chosen:
         raise CLIError(f"{option}: {label!r} is the label (--label)")
+    weight = getattr(args, "sample_weight", None)
+    if args.features is not None and weight in chosen:
+        raise CLIError(f"--features: {weight!r} is the weight column (--sample-weight); a weight is not a feature")
     if args.features is not None:
         return list(args.features)
-    names = [h for h in header if h != label and h not in chosen]
+    names = [h for h in header if h != label and h != weight and h not in chosen]
     if not names:
         raise CLIError(f"{path}: no feature columns" + (" left (--drop removed them all)" if chosen else ""))
     return names
@@ -1148,7 +1170,8 @@ def _fit_schema(args: argparse.Namespace, path: str):
     return _select_columns(schema, args)
 
 
-def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argparse.Namespace) -> list[str]:
+def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argparse.Namespace,
+                   sample_weight: np.ndarray | None = None) -> list[str]:
     """Fit on the schema's encoding of the records; the fitted feature names.
 
     The rows are encoded here (:class:`pdpkit.preprocessing.SchemaEncoder`, radius
@@ -1160,7 +1183,7 @@ def _fit_estimator(est: Any, schema: Any, typed: Any, y: np.ndarray, args: argpa
         y = np.asarray(schema.decode_label(y), dtype=float)  # the estimator maps the label by the same bounds
     est.set_params(schema=schema)
     _plan_fit(est, args)
-    est.fit(typed, y)
+    est.fit(typed, y, sample_weight=sample_weight)
     return list(schema.encoded_names)
 
 
@@ -1238,10 +1261,12 @@ def _fit_check_argv(args: argparse.Namespace, classes: Sequence[str] | None) -> 
         argv += ["--label", args.label]
     if classes is not None:
         argv += ["--classes", ",".join(classes)]
+    weight = getattr(args, "sample_weight", None)
+    drop = [*(args.drop or []), *([weight] if weight is not None and not args.schema else [])]
     if args.features is not None:
         argv += ["--features", ",".join(args.features)]
-    elif args.drop:
-        argv += ["--drop", ",".join(args.drop)]
+    elif drop:
+        argv += ["--drop", ",".join(drop)]
     if not args.schema:
         argv += ["--norm-bound", _num(args.norm_bound)]
         if args.row_norm != "raise":
@@ -1287,6 +1312,69 @@ def _check_budget_options(args: argparse.Namespace) -> None:
                        "statistics (--report data-dependent or adaptive)")
 
 
+def _weight_bound(args: argparse.Namespace) -> float:
+    return 1.0 if args.weight_bound is None else float(args.weight_bound)
+
+
+def _check_weight_options(args: argparse.Namespace) -> None:
+    """--weight-bound and --weight-policy belong to --sample-weight, which is neither the label nor a feature."""
+    given = [o for o, v in (("--weight-bound", args.weight_bound), ("--weight-policy", args.weight_policy))
+             if v is not None]
+    if args.sample_weight is None and given:
+        raise CLIError(f"{given[0]}: given without --sample-weight (it bounds the records' weights); add "
+                       "--sample-weight COL or leave it out")
+    if args.sample_weight is not None and args.sample_weight == args.label:
+        raise CLIError(f"--sample-weight: {args.sample_weight!r} is the label (--label)")
+
+
+def _check_weight_column(args: argparse.Namespace, schema: Any) -> None:
+    """With a schema, the weight column is not one of its features or its label (its role is "ignore", or absent)."""
+    weight = args.sample_weight
+    if weight is None or schema is None:
+        return
+    if weight in schema.feature_names:
+        raise CLIError(f"--sample-weight: {weight!r} is a feature column of the schema (--schema {args.schema}); "
+                       "give it \"role\": \"ignore\" (a weight is not a feature)")
+    if schema.label is not None and schema.label.name == weight:
+        raise CLIError(f"--sample-weight: {weight!r} is the schema's label (--schema {args.schema})")
+
+
+def _weight_column(frame: Any, column: str, path: str) -> np.ndarray:
+    """The weight column as floats, finite and >= 0; a refusal names the column, never a row, value or count."""
+    if column not in list(frame.columns):
+        raise CLIError(f"--sample-weight: no column {column!r} in {path} (columns: {', '.join(frame.columns)})")
+    w, not_number, not_finite = _numeric_cells(frame, column, missing_ok=False)
+    if np.any(not_number):
+        raise CLIError(f"{path}: a cell of the weight column {column!r} (--sample-weight) is not a number (text, or "
+                       "an empty cell)")
+    if np.any(not_finite):
+        raise CLIError(f"{path}: a cell of the weight column {column!r} (--sample-weight) is not a finite number "
+                       "(NaN or infinity)")
+    if np.any(w < 0):
+        raise CLIError(f"{path}: a cell of the weight column {column!r} (--sample-weight) is negative; weights "
+                       "must be >= 0")
+    return np.array(w, dtype=float)
+
+
+def _weight_refusal(path: str, column: str, bound: float) -> CLIError:
+    """A weight above the public bound under the policy "refuse": the same text whichever records and weights."""
+    return CLIError(f"{path}: a weight in column {column!r} (--sample-weight) exceeds --weight-bound "
+                    f"{_num(bound)}, the public bound the guarantee assumes; raise the bound from public knowledge "
+                    "(not from the data), or clip each weight to it (--weight-policy clip)")
+
+
+def _fit_weights(frame: Any, args: argparse.Namespace) -> np.ndarray | None:
+    """The records' weights of ``--sample-weight`` (``None`` without it), refused above --weight-bound under
+    --weight-policy refuse before anything is charged or drawn."""
+    if args.sample_weight is None:
+        return None
+    w = _weight_column(frame, args.sample_weight, args.data)
+    W = _weight_bound(args)
+    if (args.weight_policy or "refuse") == "refuse" and np.any(w > W):
+        raise _weight_refusal(args.data, args.sample_weight, W)
+    return w
+
+
 def _plan_fit(est: Any, args: argparse.Namespace) -> None:
     """Print (and, without --epsilon, choose) the fit's charges against the budget, before any noise is drawn."""
     acc = getattr(args, "accountant", None)
@@ -1326,11 +1414,13 @@ def _fit(args: argparse.Namespace) -> int:
                        "it out, or choose --model ops or adaops")
     _check_budget_options(args)
     _check_report_options(args)
+    _check_weight_options(args)
     signing_key = _load_key(args.sign, "--sign", private=True) if args.sign else None
     args.accountant = _accountant_for(args)
     schema = _fit_schema(args, args.data) if args.schema else None
     if schema is None and args.label is None:
         raise CLIError("give --label COL (the label column), or --schema FILE with a label column")
+    _check_weight_column(args, schema)
     args.loss = _resolve_loss(args, schema.label.kind if schema is not None and schema.label is not None else None)
     args.fit_classes = _fit_classes(args, schema)  # before any data row is read
     args.check_argv = _fit_check_argv(args, args.fit_classes)
@@ -1343,6 +1433,7 @@ def _fit(args: argparse.Namespace) -> int:
         names = _fit_features(header, label, args, args.data)
         X = _numeric(frame, names, args.data)
         y = _labels_for(args.loss, _label_text(frame, label, args.data), args.data, label, args.fit_classes)
+        w = _fit_weights(frame, args)
         del frame  # (the columns were copied into X: the fit holds the numbers once)
         _check_rows(X, args.norm_bound, args.row_norm, args.data)
         if args.row_norm == "clip":
@@ -1351,19 +1442,22 @@ def _fit(args: argparse.Namespace) -> int:
         import pandas as pd
 
         _plan_fit(est, args)
-        est.fit(pd.DataFrame(X, columns=names, copy=False), y)
+        est.fit(pd.DataFrame(X, columns=names, copy=False), y, sample_weight=w)
         described = f"{len(names)} features"
     else:
         typed = _typed_frame(frame, schema, args.data, schema.features)
         if typed.shape[0] == 0:
             raise CLIError(f"{args.data}: no data rows")
         y = _schema_labels(schema, frame, label, args.data, args.loss, args.fit_classes)
+        w = _fit_weights(frame, args)
         est = _estimator_for(args)
-        names = _fit_estimator(est, schema, typed, y, args)
+        names = _fit_estimator(est, schema, typed, y, args, sample_weight=w)
         described = f"{len(schema.feature_names)} features ({len(names)} encoded by --schema {args.schema})"
+    if w is not None:
+        described += f", weighted by column {args.sample_weight!r}"
     release = est.release_ if signing_key is None else est.release_.sign(signing_key)
     _write_atomic(args.out, release.to_json(indent=2) + "\n")
-    g = est.privacy_spent()
+    g = release.guarantee  # (a weighted fit's says its weight bound and policy)
     seeded = ("; reproducible from --seed: private only while the seed stays secret" if args.seed is not None
               else "")
     print(f"wrote {args.out}: {described}, {g}{seeded}")
@@ -1382,7 +1476,10 @@ _NOT_OPS = (("loss", "--loss", "OPS and AdaOPS fit the squared loss"),
             ("report_epsilon", "--report-epsilon", "OPS and AdaOPS release no report"),
             ("report_delta", "--report-delta", "OPS and AdaOPS release no report"),
             ("rho", "--rho", "OPS and AdaOPS release no report"),
-            ("report_share", "--report-share", "OPS and AdaOPS release no report"))
+            ("report_share", "--report-share", "OPS and AdaOPS release no report"),
+            ("sample_weight", "--sample-weight", "OPS and AdaOPS take no record weights"),
+            ("weight_bound", "--weight-bound", "OPS and AdaOPS take no record weights"),
+            ("weight_policy", "--weight-policy", "OPS and AdaOPS take no record weights"))
 
 
 def _ops_options(args: argparse.Namespace, schema: Any) -> None:
@@ -1646,15 +1743,17 @@ def _release_rows(release, X: np.ndarray, row_norm: str, path: str) -> np.ndarra
     return prepare_rows(X, norm_bound=release.norm_bound, row_norm="clip", fit_intercept=release.fit_intercept)
 
 
-def _release_features(release: Any, schema: Any, path: str, *, label: str | None) -> tuple[np.ndarray, Any]:
-    """The rows a release is applied to (encoded by its schema when it has one), and the text table."""
+def _release_features(release: Any, schema: Any, path: str, *, label: str | None,
+                      weight: str | None = None) -> tuple[np.ndarray, Any]:
+    """The rows a release is applied to (encoded by its schema when it has one), and the text table; ``weight``:
+    a column that is not a feature."""
     frame, _ = _read_table(path)
     header = list(frame.columns)
     if label is not None and label not in header:
         raise CLIError(f"{path}: no column {label!r} (columns: {', '.join(header)})")
     if schema is None:
         names = list(release.feature_names) if release.feature_names is not None else \
-            [h for h in header if h != label]
+            [h for h in header if h != label and h != weight]
         missing = [f for f in names if f not in header]
         if missing:
             raise CLIError(f"{path}: missing feature column(s) {', '.join(map(repr, missing))} of the release")
@@ -1681,6 +1780,8 @@ def _release_check_argv(args: argparse.Namespace, release: Any, schema: Any, pat
             before = f"write the \"schema\" field of {args.release} to SCHEMA.json, then "
     elif release.feature_names is not None:
         argv += ["--features", ",".join(release.feature_names)]
+    elif getattr(args, "sample_weight", None) is not None:
+        argv += ["--drop", args.sample_weight]
     if label is not None and getattr(release, "loss", None) == "logistic" and release.classes is not None and not (
             schema is not None and schema.label is not None and schema.label.name == label):
         argv += ["--classes", ",".join(str(c) for c in release.classes)]
@@ -1741,16 +1842,54 @@ def _report_ops(release: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_weights(release: Any, frame: Any, y: np.ndarray, args: argparse.Namespace) -> np.ndarray | None:
+    """Each person's weight over the release's bound W for the report's bounds, or ``None`` (the bound at W, which
+    holds for every weight), as ``ObjPertEstimator.privacy_report`` takes them.
+
+    With ``--sample-weight``: the column times the class weight of the person's label, the
+    release's ``weight_policy`` applied (above W: refused, or clipped). Without: the class weight
+    (a sample weight of 1) when the fit had no sample weights, else ``None``.
+    """
+    wt = release.weighting
+    if wt is None:
+        if args.sample_weight is not None:
+            raise CLIError(f"--sample-weight: {args.release} was fitted without weights (every record's weight is "
+                           "1); leave --sample-weight out")
+        return None
+    if args.sample_weight is None and wt["sample_weight"]:
+        return None
+    w = (np.ones(frame.shape[0]) if args.sample_weight is None
+         else _weight_column(frame, args.sample_weight, args.targets))
+    if wt["class_weight"] is not None:
+        cw = {str(c): float(v) for c, v in wt["class_weight"].items()}
+        w = w * np.array([cw[str(c)] for c in y], dtype=float)
+    W = float(wt["weight_bound"])
+    if np.any(w > W):
+        if wt["weight_policy"] == "refuse":
+            raise CLIError(f"{args.targets}: a person's weight (--sample-weight times the class weight of their "
+                           f"label) exceeds the release's weight bound {_num(W)}, and the release was fitted with "
+                           "--weight-policy refuse: a record of such a weight is refused, not bounded")
+        w = np.minimum(w, W)
+    return w / W
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     release = _load_release(args.release, _public_key(args))
     if _is_ops(release):
+        if args.sample_weight is not None:
+            raise CLIError(f"--sample-weight: {args.release} is an OPS/AdaOPS release (--model "
+                           f"{release.mechanism}), which takes no record weights; leave it out")
         return _report_ops(release, args)
     if release.report is None:
         raise CLIError(f"{args.release}: the release carries no privacy report (fit it with --report METHOD)")
+    if args.sample_weight is not None and args.sample_weight == args.label:
+        raise CLIError(f"--sample-weight: {args.sample_weight!r} is the label (--label)")
     schema = _release_schema(release, args)
+    if args.sample_weight is not None and schema is not None and args.sample_weight in schema.feature_names:
+        raise CLIError(f"--sample-weight: {args.sample_weight!r} is a feature column of the release's schema")
     _release_check_argv(args, release, schema, args.targets, label=args.label,
                         row_norm=args.row_norm or release.row_norm)
-    X, frame = _release_features(release, schema, args.targets, label=args.label)
+    X, frame = _release_features(release, schema, args.targets, label=args.label, weight=args.sample_weight)
     loss = release.loss
     if schema is not None and schema.label is not None and schema.label.name == args.label:
         y = _schema_labels(schema, frame, args.label, args.targets, loss)
@@ -1766,15 +1905,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
     else:
         ys = y
     rows = _release_rows(release, X, args.row_norm or release.row_norm, args.targets)
+    v = _report_weights(release, frame, y, args)
     # one model: its report's bound; one-vs-rest (K models, independent noise): the sum of the K reports'
     # bounds, each holding with probability 1 - rho/K, so the sum with probability 1 - rho (union bound)
     reports = release.privacy_reports
     with _rows_of(args.targets):
         if len(reports) == 1:
-            bounds = np.asarray(reports[0].epsilon_bound(rows, ys, uniform=args.uniform), dtype=float)
+            bounds = np.asarray(reports[0].epsilon_bound(rows, ys, uniform=args.uniform, weight=v), dtype=float)
         else:
             bounds = sum(np.asarray(rep.epsilon_bound(rows, np.where(y == classes[k], 1.0, -1.0),
-                                                      uniform=args.uniform), dtype=float)
+                                                      uniform=args.uniform, weight=v), dtype=float)
                          for k, rep in enumerate(reports))
     rho = min(sum(rep.rho for rep in reports), 1.0)
     text = _csv_text(["row", "epsilon_bound"], [[i + 1, repr(float(b))] for i, b in enumerate(bounds)])
@@ -1787,9 +1927,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
         fig, _ = plot_report(bounds, kind="hist")
         outputs.append(("--plot", args.plot, lambda fh: fig.savefig(fh, format="png", dpi=150, bbox_inches="tight")))
     _write_outputs(outputs)  # the CSV and the plot appear together, or neither
+    weighted = ""
+    if release.weighting is not None:
+        weighted = (f"; at the release's weight bound {_num(float(release.weighting['weight_bound']))}, which holds "
+                    "for every weight (--sample-weight COL gives each person's own)" if v is None else
+                    "; at each person's weight")
     print(f"wrote {args.out}: {bounds.size} bounds, median at most {fmt_up(float(np.median(bounds)))}, "
           f"max at most {fmt_up(float(np.max(bounds)))} "
-          f"(each holds with probability >= {1 - rho:g})")
+          f"(each holds with probability >= {1 - rho:g}{weighted})")
     return 0
 
 
@@ -2105,6 +2250,15 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--n-max", type=_count, metavar="N",
                    help="--model ops/adaops: public bound on the number of records (default: the number of "
                    "records, which is then treated as public and written in the release)")
+    f.add_argument("--sample-weight", metavar="COL",
+                   help="a column of the CSV holding each record's weight (finite, >= 0; not a feature): the fit "
+                   "minimizes the weighted loss, with the guarantee for records weighted at most --weight-bound")
+    f.add_argument("--weight-bound", type=_positive, default=None, metavar="W",
+                   help="with --sample-weight: the public bound on a record's weight that the guarantee assumes "
+                   "(default 1); choose it from public knowledge, not from the data")
+    f.add_argument("--weight-policy", choices=["refuse", "clip"], default=None,
+                   help="with --sample-weight: a weight above --weight-bound stops the fit (refuse, default) or is "
+                   "clipped to the bound (clip); the release states the policy")
     f.add_argument("--out", required=True, help="where to write the release (JSON)")
     f.set_defaults(func=_cmd_fit)
 
@@ -2117,6 +2271,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--row-norm", default=None, choices=["raise", "clip"],
                    help="rows beyond the norm bound: as the release was fitted (default), stop, or clip")
     r.add_argument("--uniform", action="store_true", help="bounds that hold jointly for all rows")
+    r.add_argument("--sample-weight", metavar="COL",
+                   help="a weighted release: the column holding each person's weight, as the fit took it (each "
+                   "bound is then at the person's weight; without it, at the release's weight bound, which holds "
+                   "for every weight)")
     r.add_argument("--out", required=True, help="where to write the bounds (CSV: row, epsilon_bound)")
     r.add_argument("--plot", help="also draw the bounds' histogram to this PNG")
     r.add_argument("--public-key", metavar="KEY.pub", help="the publisher's public key: the release must be "
@@ -2256,6 +2414,11 @@ _API_OPTIONS = (
     (re.compile(r"\bloss='([a-z_]+)'"), r"--loss \1"),
     (re.compile(r"\blabel_kind='([a-z]+)'"), r"--label-kind \1"),
     (re.compile(r"\bmax_categories\b"), "--max-categories"),
+    (re.compile(r"\bsample_weight\b"), "--sample-weight"),
+    (re.compile(r"\bweight_bound=(?=[0-9.])"), "--weight-bound "),
+    (re.compile(r"\bweight_bound\b"), "--weight-bound"),
+    (re.compile(r"\bweight_policy='([a-z]+)'"), r"--weight-policy \1"),
+    (re.compile(r"\bweight_policy\b"), "--weight-policy"),
     (re.compile(r"\bfit_intercept=False\b"), "--no-intercept"),
     (re.compile(r"\b(epsilon|delta)=(?=[0-9.])"), r"--\1 "),
     (re.compile(r"^(epsilon|delta|rho) (?=must\b)"), r"--\1 "),

@@ -82,7 +82,6 @@ __all__ = [
     "NonPrivateSelectionWarning",
     "SELECTION_NOTE",
     "warn_if_in_model_selection",
-    "weighting_statement",
 ]
 
 #: What a classifier does with a record whose label is not one of its public classes:
@@ -352,22 +351,6 @@ def _class_weight_source(est: Any) -> str | None:
     return "given"
 
 
-def weighting_statement(weighting: dict[str, Any]) -> str:
-    """The words a weighted fit's guarantee carries: its public weight bound and what happens above it.
-
-    Parameters
-    ----------
-    weighting : dict
-        An estimator's ``weighting_``.
-    """
-    W = weighting["weight_bound"]
-    above = "clipped to it" if weighting["weight_policy"] == "clip" else "refused"
-    out = f"records weighted at most weight_bound={W:g} (weights above it {above})"
-    if weighting.get("class_weight_source"):
-        out += f", class weights from {weighting['class_weight_source']}"
-    return out
-
-
 class ObjPertEstimator(BaseEstimator):
     """What the two estimators share: calibration, the fit, the release, the report and the guarantee.
 
@@ -501,6 +484,18 @@ class ObjPertEstimator(BaseEstimator):
             w = np.minimum(w, W)
         return w / W, cw
 
+    def _refuse_before_charging(self, sw: np.ndarray | None, class_index: Any, K: int, n: int) -> None:
+        """Under ``weight_policy="refuse"``, refuse a weight above the bound before the accountant is charged.
+
+        Possible when every class weight is public (given, or from ``class_prior``); with class
+        weights from a noisy count the check needs the count, drawn after the charge, and runs there.
+        """
+        if getattr(self, "weight_policy", "refuse") != "refuse" or _class_weight_source(self) == "noisy class count":
+            return
+        if sw is None and not self._uses_weights():
+            return
+        self._normalized_weights(sw, class_index, K, None, n)  # raises on a weight above the bound
+
     def _weighting_record(self, used_sample_weight: bool, class_weights: Any) -> dict[str, Any] | None:
         """What the fit's weights were, all public: the bound, the policy, whether sample weights were given and
         the class weights used (given, from public frequencies, or from a charged noisy count)."""
@@ -631,6 +626,8 @@ class ObjPertEstimator(BaseEstimator):
         class_index = None
         if classes is not None and (self._uses_weights() or sample_weight is not None):
             class_index = (np.asarray(y_signed) > 0).astype(np.intp)  # classes[1] is +1
+        if (sample_weight is not None or self._uses_weights()) and not _is_dask(y_signed):
+            self._refuse_before_charging(sample_weight, class_index, 2, rows.shape[0])
         with self._charging(self._own_charges(loss, lam, sigma, 1, scales)) as (acc, rng):
             y_fit, loss_fit, cw_used = y_signed, loss, None
             if sample_weight is not None or self._uses_weights():
@@ -649,13 +646,15 @@ class ObjPertEstimator(BaseEstimator):
 
                 report = _report.privacy_report(fit, rows, y_fit, method=self.report, rho=float(self.rho),
                                                 rng=rng, **scales)
+        weighting = self._weighting_record(sample_weight is not None, _class_map(classes, cw_used))
         release = objpert_release(fit, delta=float(self.delta), report=report, report_delta=report_delta,
                                   norm_bound=float(self.norm_bound), fit_intercept=bool(self.fit_intercept),
                                   classes=classes, feature_names=self._release_names(), row_norm=self.row_norm,
-                                  schema=self._release_schema(), accountant=acc, seeded=self._seeded())
+                                  schema=self._release_schema(), accountant=acc, seeded=self._seeded(),
+                                  weighting=weighting)
         del fit  # holds the objective's noise b and the solver's point: never kept on the estimator
         self._set_fitted(release, lam * self._weight_bound(), sigma * self._weight_bound())
-        self.weighting_ = self._weighting_record(sample_weight is not None, _class_map(classes, cw_used))
+        self.weighting_ = weighting
 
     def _n_models(self) -> int:
         """How many fits a fit makes: 1, or K for a one-vs-rest classifier of K >= 3 public classes."""
@@ -744,6 +743,13 @@ class ObjPertEstimator(BaseEstimator):
         classes), ``ObjPertRegressor.from_release`` a regressor's; ``ObjPertEstimator.from_release``
         returns whichever the release is.
 
+        A weighted release (``release.weighting``) gives back ``weight_bound`` W,
+        ``weight_policy``, the class weights used (as a dict ``class_weight``), ``weighting_``,
+        and the weighted objective's λ, σ and τ: the release's times W (it holds the objective
+        divided by W). The rebuilt estimator predicts as the fitted one, bit for bit, and its
+        ``privacy_spent()`` and ``privacy_report(..., sample_weight=...)`` take weights on the
+        same scale.
+
         Parameters
         ----------
         release : pdpkit.release.Release
@@ -754,17 +760,23 @@ class ObjPertEstimator(BaseEstimator):
         if release.norm_bound is None:
             raise ValueError("a release without norm_bound cannot become an estimator (it has no guarantee)")
         g = release.guarantee
+        wt = getattr(release, "weighting", None)
+        W = 1.0 if wt is None else float(wt["weight_bound"])
         kw = dict(epsilon=g.epsilon if g is not None else 1.0, delta=g.delta if g is not None else 1e-5,
-                  lam=release.lam, sigma=release.sigma, norm_bound=release.norm_bound, row_norm=release.row_norm,
-                  fit_intercept=release.fit_intercept, grad_tol=release.grad_tol, schema=release.schema_object)
+                  lam=release.lam * W, sigma=release.sigma * W, norm_bound=release.norm_bound,
+                  row_norm=release.row_norm, fit_intercept=release.fit_intercept, grad_tol=release.grad_tol * W,
+                  schema=release.schema_object)
+        if wt is not None:
+            kw.update(weight_bound=W, weight_policy=wt["weight_policy"])
         is_classifier = release.loss == "logistic" and release.classes is not None
         want = ObjPertClassifier if is_classifier else ObjPertRegressor
         if not issubclass(want, cls):
             raise TypeError(f"this release is a {'classifier' if is_classifier else 'regressor'}'s: rebuild it with "
                             f"{want.__name__}.from_release")
         if is_classifier:
+            cw = None if wt is None or wt["class_weight"] is None else dict(wt["class_weight"])
             est: ObjPertEstimator = ObjPertClassifier(**kw, classes=None if release.schema is not None
-                                                      else list(release.classes))
+                                                      else list(release.classes), class_weight=cw)
             est.classes_ = np.asarray(release.classes)
         else:
             est = ObjPertRegressor(loss=release.loss, **kw)
@@ -776,7 +788,9 @@ class ObjPertEstimator(BaseEstimator):
             names = [c.name for c in release.schema_object.columns if c.role == "feature"]
             est.n_features_in_ = len(names)
             est.feature_names_in_ = np.asarray(names, dtype=object)
-        est._set_fitted(release, release.lam, release.sigma)
+        est._set_fitted(release, release.lam * W, release.sigma * W)
+        if wt is not None:
+            est.weighting_ = {**wt, "class_weight": None if wt["class_weight"] is None else dict(wt["class_weight"])}
         return est
 
     def _set_fitted(self, release: Release, lam: float, sigma: float) -> None:
@@ -808,17 +822,11 @@ class ObjPertEstimator(BaseEstimator):
         ``guarantee.parts``. It is what the release file states and what
         :meth:`pdpkit.release.Release.verify` recomputes. A weighted fit's guarantee says, in
         its ``accounting``, the weight bound and the policy it holds under
-        (:func:`weighting_statement`); the release holds the fitted objective divided by the
+        (:func:`pdpkit.release.weighting_statement`); the release holds the fitted objective divided by the
         bound (module docstring).
         """
         check_is_fitted(self)
-        g = self.release_.guarantee
-        wt = getattr(self, "weighting_", None)
-        if g is None or wt is None:
-            return g
-        import dataclasses
-
-        return dataclasses.replace(g, accounting=f"{g.accounting}; {weighting_statement(wt)}")
+        return self.release_.guarantee
 
     def _report_targets(self, X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         if self.schema is not None:
@@ -1294,6 +1302,8 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
         scales = self._report_scales(loss, count=K)
         fits, reports = [], []
         weighted = sample_weight is not None or self._uses_weights()
+        if weighted:
+            self._refuse_before_charging(sample_weight, _class_positions(y, classes), K, rows.shape[0])
         with self._charging(self._own_charges(loss, lam, sigma, K, scales)) as (acc, rng):
             v, cw_used = None, None
             if weighted:
@@ -1312,15 +1322,16 @@ class ObjPertClassifier(ClassifierMixin, ObjPertEstimator):
                     reports.append(_report.privacy_report(fit, rows, y_k, method=self.report,
                                                           rho=float(self.rho) / K, rng=g, **scales))
                 fits.append(fit)
+        weighting = self._weighting_record(sample_weight is not None, _class_map(classes, cw_used))
         release = multiclass_release(fits, classes=list(classes), delta=float(self.delta),
                                      reports=reports or None, norm_bound=float(self.norm_bound),
                                      report_delta=float(self.report_delta) if scales else None,
                                      fit_intercept=bool(self.fit_intercept), feature_names=self._release_names(),
                                      row_norm=self.row_norm, schema=self._release_schema(), accountant=acc,
-                                     seeded=self._seeded())
+                                     seeded=self._seeded(), weighting=weighting)
         del fits
         self._set_fitted(release, lam * self._weight_bound(), sigma * self._weight_bound())
-        self.weighting_ = self._weighting_record(sample_weight is not None, _class_map(classes, cw_used))
+        self.weighting_ = weighting
 
     def _signed_labels(self, y: ArrayLike, known: bool = False) -> np.ndarray:
         """The labels as -1 / +1 (``classes_[1]`` is +1); each must be a fitted class (``known``: already so)."""

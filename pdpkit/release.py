@@ -38,6 +38,23 @@ guarantee — verified, refused when edited and signed as above — and each per
 a function of their own record and the public fields (:meth:`OPSRelease.per_person_epsilon`),
 which may be published; the exact per-person pDP of the data stays with the curator.
 :func:`load_release` reads a release file of either kind.
+
+**Weights.** A fit with sample or class weights under a public bound :math:`W`
+(:mod:`pdpkit.estimators`: ``weight_bound``, ``weight_policy``) minimizes its objective divided
+by :math:`W` (:class:`pdpkit.objpert.WeightedLoss`: weights :math:`w_i/W \in [0, 1]`), so its
+release states that objective's parameters: ``lam``, ``sigma`` and ``grad_tol`` are
+:math:`\lambda/W`, :math:`\sigma/W` and :math:`\tau/W` (``sigma_out`` and the report's noise
+scales are those of the divided objective), and the guarantee recomputed from them is the
+weighted fit's (Redberg, Koskela & Wang 2023, Thm 3.1 with :math:`L \to WL`,
+:math:`\beta \to W\beta`: the same profile). Its optional field ``weighting`` is the estimator's
+``weighting_`` — the bound, the policy for a weight above it, whether sample weights were given,
+the class weights used and where they came from, all public — and the guarantee's
+``accounting`` ends with :func:`weighting_statement` of it, which :meth:`Release.verify`
+recomputes: an edit of the field that leaves the statement as it was is refused, and so is a
+noisy class count that the ledger does not hold. An unweighted fit writes no ``weighting``
+field: its file is the file pdpkit wrote before weights existed, byte for byte (the same
+fingerprint and signature, readable by earlier versions), while an earlier version refuses a
+weighted file (an unknown field) rather than reading it without its weight bound.
 """
 
 from __future__ import annotations
@@ -82,6 +99,7 @@ __all__ = [
     "OPSRelease",
     "ops_release",
     "load_release",
+    "weighting_statement",
 ]
 
 #: The format tag of a release file. Format 5 carries a ``signature`` (null when unsigned);
@@ -102,6 +120,8 @@ SEEDED_NOTE = ("reproducible from a seed: anyone who knows the seed can regenera
 
 class SeededReleaseWarning(UserWarning):
     """A verified release whose noise was drawn from a seed the caller chose (:data:`SEEDED_NOTE`)."""
+
+
 _REL_TOL = 1e-9
 _SQRT2 = math.sqrt(2.0)
 
@@ -122,6 +142,109 @@ def _constants(loss: GLMLoss, R: float) -> tuple[float, float]:
         raise ValueError(f"loss {loss.name!r} has an unbounded gradient or curvature: ObjPert with it has no "
                          "finite DP guarantee")
     return loss.lipschitz * R, loss.smoothness * R * R
+
+
+# ------------------------------------------------------------------ weights
+#: The fields of a weighted fit's ``weighting`` (``pdpkit.estimators``' ``weighting_``), in the order written.
+_WEIGHTING_FIELDS = ("weight_bound", "weight_policy", "sample_weight", "class_weight", "class_weight_source")
+#: What a fit does with a weight above its bound (``pdpkit.estimators.WEIGHT_POLICIES``).
+_WEIGHT_POLICIES = ("refuse", "clip")
+#: Where a fit's class weights came from: given, from public class frequencies, or from a charged noisy count.
+_CLASS_WEIGHT_SOURCES = ("given", "class_prior", "noisy class count")
+#: The ledger entry of a noisy class count ends with this name (``"ObjPertClassifier class counts"``).
+_COUNT_ENTRY = "class counts"
+
+
+def _exact(v: float) -> str:
+    """A public number as short text that reads back as the same float (``5``, ``0.5``, ``0.3333333333333333``)."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(float(v))
+
+
+def weighting_statement(weighting: dict[str, Any]) -> str:
+    """The words a weighted fit's guarantee carries: its public weight bound and what happens above it.
+
+    A release of a weighted fit states its guarantee with these words appended to the
+    ``accounting`` (``"...; records weighted at most weight_bound=2 (weights above it
+    clipped to it)"``), and :meth:`Release.verify` recomputes them from the release's
+    ``weighting``. The bound is written so that it reads back as the same number.
+
+    Parameters
+    ----------
+    weighting : dict
+        A release's ``weighting`` (an estimator's ``weighting_``).
+    """
+    above = "clipped to it" if weighting["weight_policy"] == "clip" else "refused"
+    W = _exact(float(weighting["weight_bound"]))
+    out = f"records weighted at most weight_bound={W} (weights above it {above})"
+    if weighting.get("class_weight_source"):
+        out += f", class weights from {weighting['class_weight_source']}"
+    return out
+
+
+def _class_text(c: Any) -> str:
+    """A class as the key of ``weighting.class_weight`` in a file: its text, or a number's JSON text."""
+    return c if isinstance(c, str) else json.dumps(_json_scalar(c))
+
+
+def _checked_weighting(weighting: Any, classes: tuple[Any, ...] | None) -> dict[str, Any] | None:
+    """``weighting`` checked field by field (errors name ``weighting.FIELD``) and copied; ``None`` stays ``None``.
+
+    The class weights are keyed by the release's classes (each once, in their order).
+    """
+    if weighting is None:
+        return None
+    _keys(weighting, "weighting", required=_WEIGHTING_FIELDS)
+    W = _real(weighting["weight_bound"], "weighting.weight_bound")
+    policy = weighting["weight_policy"]
+    if not isinstance(policy, str) or policy not in _WEIGHT_POLICIES:
+        raise ValueError(f"weighting.weight_policy must be one of {list(_WEIGHT_POLICIES)}; got {policy!r}")
+    sample = _bool(weighting["sample_weight"], "weighting.sample_weight")
+    cw, source = weighting["class_weight"], weighting["class_weight_source"]
+    if cw is not None:
+        if not isinstance(cw, dict):
+            raise TypeError(f"weighting.class_weight must be an object {{class: weight}} or null; got "
+                            f"{type(cw).__name__}")
+        if classes is None:
+            raise ValueError("weighting.class_weight: class weights need the release's classes (a classifier's)")
+        given = {_json_scalar(k): v for k, v in cw.items()}
+        if len(given) != len(cw) or set(given) != set(classes) or len(given) != len(classes):
+            raise ValueError(f"weighting.class_weight must give one weight for each of the classes {list(classes)}, "
+                             "and no other")
+        if len({_class_text(c) for c in classes}) != len(classes):
+            raise ValueError(f"weighting.class_weight: the classes {list(classes)} must read differently as text "
+                             "(the keys of class_weight in the file)")
+        cw = {c: _real(given[c], f"weighting.class_weight[{c!r}]", allow_zero=True) for c in classes}
+        if source is None or not isinstance(source, str) or source not in _CLASS_WEIGHT_SOURCES:
+            raise ValueError(f"weighting.class_weight_source must be one of {list(_CLASS_WEIGHT_SOURCES)} with "
+                             f"class weights; got {source!r}")
+        if policy == "refuse" and source == "given" and any(v > W for v in cw.values()):
+            raise ValueError("weighting.class_weight: a given class weight above weight_bound under weight_policy "
+                             "'refuse' is refused before any record is read: this fit cannot have made it")
+    elif source is not None:
+        raise ValueError(f"weighting.class_weight_source must be null without class weights; got {source!r}")
+    if not sample and cw is None and W == 1.0:
+        raise ValueError("weighting: weight_bound 1 without sample or class weights is the unweighted fit, whose "
+                         "release has no weighting field")
+    return {"weight_bound": W, "weight_policy": policy, "sample_weight": sample, "class_weight": cw,
+            "class_weight_source": source}
+
+
+def _weighting_from_json(weighting: Any, classes: Any) -> Any:
+    """A file's ``weighting``: its ``class_weight`` keys (the classes' texts, :func:`_class_text`) mapped back to the
+    release's classes; the other fields are checked by the release."""
+    if weighting is None or not isinstance(weighting, dict) or not isinstance(weighting.get("class_weight"), dict):
+        return weighting
+    cw = weighting["class_weight"]
+    if not isinstance(classes, list):
+        raise ValueError("weighting.class_weight: class weights need the release's classes (a classifier's)")
+    texts = {}
+    for c in classes:
+        if isinstance(c, (str, int, float)):
+            texts.setdefault(_class_text(c), []).append(c)
+    if any(len(v) > 1 for v in texts.values()) or set(cw) != set(texts) or len(texts) != len(classes):
+        raise ValueError(f"weighting.class_weight's keys must be the classes {classes} written as text, each once")
+    return {**weighting, "class_weight": {texts[k][0]: v for k, v in cw.items()}}
 
 
 def _report_event(report: _report.PrivacyReport, R: float) -> Any:
@@ -312,6 +435,16 @@ class Release:
     signature : dict or None
         The signature block (:mod:`pdpkit.signing`) over :attr:`payload`, made by
         :meth:`sign`; ``None`` for an unsigned release.
+    weighting : dict or None
+        A weighted fit's public description, the estimator's ``weighting_``:
+        ``weight_bound`` (W > 0), ``weight_policy`` (``"refuse"`` or ``"clip"``),
+        ``sample_weight`` (whether sample weights were given), ``class_weight`` (``None``, or
+        ``{class: weight >= 0}`` for every class) and ``class_weight_source`` (``"given"``,
+        ``"class_prior"``, ``"noisy class count"``, or ``None`` without class weights). Then
+        ``lam``, ``sigma`` and ``grad_tol`` are the fitted objective's, divided by W (module
+        docstring), and the guarantee's ``accounting`` ends with
+        ``"; " + weighting_statement(weighting)`` (:func:`weighting_statement`). ``None`` for
+        an unweighted fit (no field in the file).
     """
 
     theta: np.ndarray
@@ -331,6 +464,7 @@ class Release:
     schema: dict[str, Any] | None = None
     seeded: bool | None = None
     signature: dict[str, str] | None = None
+    weighting: dict[str, Any] | None = None
     _payload: bytes | None = field(default=None, init=False, repr=False)
     _report_objs: Any = field(default=(), init=False, repr=False)
     _schema_obj: Any = field(default=None, init=False, repr=False)
@@ -404,6 +538,7 @@ class Release:
             s(self, "classes", classes)
         elif theta.ndim == 2:
             raise ValueError("a release with one row of theta per class needs classes")
+        s(self, "weighting", _checked_weighting(self.weighting, self.classes))
         if self.schema is not None:
             from .schema import Schema
 
@@ -598,7 +733,11 @@ class Release:
                              report=self._report_objs[0] if released else None, report_delta=dr)
 
     def expected_guarantee(self) -> Guarantee | None:
-        """The guarantee the ledger gives at the release's total δ (``None`` without a guarantee)."""
+        """The guarantee the ledger gives at the release's total δ (``None`` without a guarantee).
+
+        A weighted release's (``weighting``) says so in its ``accounting``
+        (:func:`weighting_statement`), and a noisy class count must be in the ledger.
+        """
         g = self.guarantee
         if g is None:
             return None
@@ -607,7 +746,12 @@ class Release:
                        and all(_close(c.params[k], own.params[k]) for k in own.params) for c in self.ledger):
                 raise ValueError(f"ledger: it lacks this release's own {own.name!r} entry ({own.kind}, count "
                                  f"{own.count}, parameters {own.params}): the guarantee would not cover it")
-        return ledger_guarantee(self.ledger, g.delta)
+        wt = self.weighting
+        if wt is not None and wt["class_weight_source"] == "noisy class count" and not any(
+                c.kind == "gaussian" and c.name.endswith(_COUNT_ENTRY) for c in self.ledger):
+            raise ValueError("ledger: it lacks the noisy class count's entry (weighting.class_weight_source is "
+                             "'noisy class count'): the guarantee would not cover the class weights")
+        return _weighted(ledger_guarantee(self.ledger, g.delta), wt)
 
     # ------------------------------------------------------------ signing
     @property
@@ -705,8 +849,9 @@ class Release:
 
     # ------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (see :meth:`to_json`)."""
-        return {
+        """A JSON-ready dict (see :meth:`to_json`); ``weighting`` only for a weighted fit (its class weights keyed by
+        the classes' texts)."""
+        out = {
             "format": RELEASE_FORMAT,
             "theta": self.theta.tolist(),
             "lam": self.lam,
@@ -726,6 +871,12 @@ class Release:
             "seeded": self.seeded,
             "signature": self.signature,
         }
+        if self.weighting is not None:  # (an unweighted release has no such field: its file is unchanged)
+            wt = dict(self.weighting)
+            if wt["class_weight"] is not None:
+                wt["class_weight"] = {_class_text(c): v for c, v in wt["class_weight"].items()}
+            out["weighting"] = wt
+        return out
 
     def to_json(self, **kwargs: Any) -> str:
         """The release as JSON text; ``kwargs`` go to ``json.dumps`` (for instance ``indent=2``).
@@ -792,7 +943,8 @@ class Release:
                 raise ValueError(f"format {fmt!r} is not supported (expected {RELEASE_FORMAT!r}): its guarantee "
                                  "assumed the solver's exact minimizer; fit the model again")
             raise ValueError(f"not a pdpkit release (expected format {RELEASE_FORMAT!r})")
-        _keys(data, "release", required={RELEASE_FORMAT: _FIELDS, _FORMAT_4: _FIELDS_4}.get(fmt, _FIELDS_3))
+        _keys(data, "release", required={RELEASE_FORMAT: _FIELDS, _FORMAT_4: _FIELDS_4}.get(fmt, _FIELDS_3),
+              optional=("weighting",) if fmt == RELEASE_FORMAT else ())
         seeded = data["seeded"] if fmt != _FORMAT_3 else None
         if seeded is not None and not isinstance(seeded, bool):
             raise TypeError(f"seeded must be true, false or null (not recorded); got {seeded!r}")
@@ -814,7 +966,8 @@ class Release:
                   ledger=tuple(entries), report=data["report"], classes=None if classes is None else tuple(classes),
                   feature_names=None if names is None else tuple(names), row_norm=data["row_norm"],
                   schema=data["schema"], seeded=seeded,
-                  signature=data["signature"] if fmt == RELEASE_FORMAT else None)
+                  signature=data["signature"] if fmt == RELEASE_FORMAT else None,
+                  weighting=_weighting_from_json(data.get("weighting"), classes))
         return rel
 
     @classmethod
@@ -870,13 +1023,20 @@ class Release:
 
 
 
+def _weighted(g: Guarantee | None, weighting: dict[str, Any] | None) -> Guarantee | None:
+    """A weighted fit's guarantee: ``accounting`` followed by :func:`weighting_statement` (unchanged without)."""
+    if g is None or weighting is None:
+        return g
+    return replace(g, accounting=f"{g.accounting}; {weighting_statement(weighting)}")
+
+
 def _check_guarantee(g: Guarantee, want: Guarantee) -> None:
     """``ValueError`` naming the field where a stated guarantee (with its parts) differs from the recomputed one."""
     if len(g.parts) != len(want.parts):
         raise ValueError(f"guarantee.parts must list the ledger's {len(want.parts)} entries")
     pairs = [(f"guarantee.parts[{i}]", p, q) for i, (p, q) in enumerate(zip(g.parts, want.parts, strict=True))]
     for where, have, expect in pairs + [("guarantee", g, want)]:
-        numeric = expect.accounting in ("pld+rdp", "rdp")
+        numeric = expect.accounting.split("; ", 1)[0] in ("pld+rdp", "rdp")
         for attr in ("epsilon", "delta"):
             a, b = getattr(have, attr), getattr(expect, attr)
             ok = _close(a, b) if not (numeric and attr == "epsilon") else (b * (1 - 1e-9) <= a <= b * (1 + 1e-6)
@@ -884,7 +1044,8 @@ def _check_guarantee(g: Guarantee, want: Guarantee) -> None:
             if not ok:
                 raise ValueError(f"{where}.{attr} = {a!r} is not what the release's parameters give ({b!r})")
         if have.accounting != expect.accounting:
-            raise ValueError(f"{where}.accounting must be {expect.accounting!r}")
+            weighted = " (the analysis, then what the release's weighting says)" if "; " in expect.accounting else ""
+            raise ValueError(f"{where}.accounting must be {expect.accounting!r}{weighted}")
         if where != "guarantee" and have.name != expect.name:
             raise ValueError(f"{where}.name must be {expect.name!r} (the ledger's entry)")
 
@@ -994,7 +1155,8 @@ def _check_fit(result: Any, report: Any) -> str:
 def objpert_release(result: ObjPertResult, *, delta: float | None = None, report: Any = None,
                     report_delta: float | None = None, norm_bound: float | None = None, fit_intercept: bool = False,
                     classes: Any = None, feature_names: Any = None, row_norm: str = "raise",
-                    schema: Any = None, accountant: Any = None, seeded: bool | None = None) -> Release:
+                    schema: Any = None, accountant: Any = None, seeded: bool | None = None,
+                    weighting: dict[str, Any] | None = None) -> Release:
     r"""The publishable part of an ObjPert fit, with its total guarantee at ``delta`` (+ ``report_delta``).
 
     ``result.theta_released`` is published (never the solver's point). The fit records the
@@ -1031,6 +1193,10 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, report
         The session's accountant (already charged).
     seeded : bool, optional
         Whether the noise came from a caller's seed (recorded in the file as ``seeded``).
+    weighting : dict, optional
+        A weighted fit's public description (an estimator's ``weighting_``, :class:`Release`):
+        ``result`` is then the fit of the objective divided by ``weighting["weight_bound"]``, and
+        the guarantee says so (:func:`weighting_statement`). ``None`` for an unweighted fit.
     """
     fit_intercept = _bool(fit_intercept, "fit_intercept")
     loss_name = _check_fit(result, report)
@@ -1038,13 +1204,14 @@ def objpert_release(result: ObjPertResult, *, delta: float | None = None, report
     return _assemble([result], [report] if report is not None else None, loss_name=loss_name, R=R, delta=delta,
                      report_delta=report_delta, fit_intercept=fit_intercept, classes=classes,
                      feature_names=feature_names, row_norm=row_norm, schema=schema, accountant=accountant,
-                     seeded=seeded)
+                     seeded=seeded, weighting=weighting)
 
 
 def multiclass_release(results: Any, *, classes: Any, delta: float | None = None, reports: Any = None,
                        report_delta: float | None = None, norm_bound: float | None = None,
                        fit_intercept: bool = False, feature_names: Any = None, row_norm: str = "raise",
-                       schema: Any = None, accountant: Any = None, seeded: bool | None = None) -> Release:
+                       schema: Any = None, accountant: Any = None, seeded: bool | None = None,
+                       weighting: dict[str, Any] | None = None) -> Release:
     r"""The release of a one-vs-rest classifier: K ObjPert fits (same λ, σ, τ, σ_out) on the same records.
 
     Every record is in all K problems, so the guarantee composes K fits
@@ -1076,6 +1243,9 @@ def multiclass_release(results: Any, *, classes: Any, delta: float | None = None
         The session's accountant (already charged for the K fits).
     seeded : bool, optional
         Whether the noise came from a caller's seed.
+    weighting : dict, optional
+        The K fits' weights, public (as in :func:`objpert_release`: every record has one weight
+        in all K problems).
     """
     results = list(results)
     if len(results) < 3:
@@ -1091,13 +1261,15 @@ def multiclass_release(results: Any, *, classes: Any, delta: float | None = None
     R = _user_bound(first, norm_bound, fit_intercept)
     return _assemble(results, reports, loss_name=names.pop(), R=R, delta=delta, report_delta=report_delta,
                      fit_intercept=fit_intercept, classes=classes, feature_names=feature_names, row_norm=row_norm,
-                     schema=schema, accountant=accountant, seeded=seeded)
+                     schema=schema, accountant=accountant, seeded=seeded, weighting=weighting)
 
 
 def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, delta: float | None,
               report_delta: float | None, fit_intercept: bool, classes: Any, feature_names: Any, row_norm: str,
-              schema: Any, accountant: Any, seeded: bool | None = None) -> Release:
+              schema: Any, accountant: Any, seeded: bool | None = None, weighting: Any = None) -> Release:
     first = results[0]
+    classes = None if classes is None else tuple(_json_scalar(c) for c in classes)
+    weighting = _checked_weighting(weighting, classes)
     scale = _SQRT2 if fit_intercept else 1.0
     guarantee, ledger = None, ()
     rep0 = reports[0] if reports else None
@@ -1111,6 +1283,7 @@ def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, d
         else:
             ledger = own
             guarantee = ledger_guarantee(own, sum(c.delta for c in own))
+        guarantee = _weighted(guarantee, weighting)
     theta = np.array(first.theta_released) if len(results) == 1 else np.vstack([r.theta_released for r in results])
     if schema is not None and not isinstance(schema, dict):
         schema = schema.to_dict()
@@ -1118,9 +1291,9 @@ def _assemble(results: list, reports: Any, *, loss_name: str, R: float | None, d
                   grad_tol=first.grad_tol, sigma_out=first.sigma_out, fit_intercept=fit_intercept,
                   guarantee=guarantee, ledger=ledger,
                   report=None if not reports else (reports[0] if len(results) == 1 else list(reports)),
-                  classes=None if classes is None else tuple(_json_scalar(c) for c in classes),
+                  classes=classes,
                   feature_names=None if feature_names is None else tuple(str(s) for s in feature_names),
-                  row_norm=row_norm, schema=schema, seeded=seeded)
+                  row_norm=row_norm, schema=schema, seeded=seeded, weighting=weighting)
     if guarantee is not None:
         rel.expected_guarantee()  # the ledger must hold this release's own mechanisms
     return rel

@@ -473,7 +473,7 @@ def test_library_messages_speak_of_options_and_plain_values():
 def test_a_library_refusal_says_the_option(tmp_path, data, capsys, monkeypatch):
     from pdpkit import estimators
 
-    def refuse(self, X, y):
+    def refuse(self, X, y, sample_weight=None):
         raise ValueError("report='data-dependent' needs a larger lam: use method='adaptive' (label "
                          f"{np.str_('maybe')!r})")
 

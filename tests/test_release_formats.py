@@ -35,6 +35,7 @@ def test_an_old_release_file_loads_and_verifies(path):
     text = path.read_text(encoding="utf-8")
     rel = _load(text)
     assert rel.guarantee is not None and rel.guarantee.epsilon > 0
+    assert rel.weighting is None and "weighting" not in rel.to_dict()  # unweighted: written as it always was
     kinds = [type(c.event) for c in rel.ledger]
     if "binary" in path.stem:
         assert kinds == [GaussianEvent, ObjPertEvent, GaussianEvent]  # scaler, model, report

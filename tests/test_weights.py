@@ -12,6 +12,7 @@ from pdpkit import accounting
 from pdpkit.accountant import PrivacyAccountant
 from pdpkit.audit import audit_delta_curve
 from pdpkit.estimators import ObjPertClassifier, ObjPertRegressor
+from pdpkit.release import weighting_statement
 from pdpkit.objpert import (WeightedLoss, erm_fit_nonprivate, ex_post_pdp, objpert_fit, objpert_log_density,
                             weighted_labels)
 
@@ -33,7 +34,10 @@ def test_weights_of_one_give_the_unweighted_fit_and_guarantee_bit_for_bit(report
     a = ObjPertClassifier(**kw).fit(X, y)
     b = ObjPertClassifier(**kw).fit(X, y, sample_weight=np.ones(len(y)))
     assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
-    assert a.release_.guarantee == b.release_.guarantee
+    ga, gb = a.release_.guarantee, b.release_.guarantee
+    assert (ga.epsilon, ga.delta, ga.parts) == (gb.epsilon, gb.delta, gb.parts)
+    # all-ones sample weights are a weighted fit at W = 1: the same numbers, and the file says so
+    assert gb.accounting == f"{ga.accounting}; {weighting_statement(b.weighting_)}"
     assert a.privacy_spent().epsilon == b.privacy_spent().epsilon
     assert a.lam_ == b.lam_ and a.sigma_ == b.sigma_
     if report is not None:
@@ -211,6 +215,34 @@ def test_refuse_names_no_value_row_or_count_and_clip_is_the_fit_on_clipped_weigh
     assert np.array_equal(a.coef_, b.coef_) and a.intercept_ == b.intercept_
     assert "clipped" in a.privacy_spent().accounting and "refused" in b.privacy_spent().accounting
     assert a.weighting_["weight_policy"] == "clip" and "weight_policy='clip'" in repr(a)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_refused_weight_spends_nothing_when_the_class_weights_are_public(k):
+    """Under "refuse" with public class weights, the check runs before the accountant is charged; with class
+    weights from a noisy count it needs the count, so the charge stands (the failure may depend on the noise)."""
+    X, y = _data(n=120)
+    classes = list(range(k))
+    y = np.arange(len(y)) % k if k > 2 else y
+    sw = np.ones(len(y))
+    sw[5] = 3.0
+    for extra, spent in (({}, False), ({"class_weight": {c: 1.0 for c in classes}}, False),
+                         ({"class_weight": "balanced", "class_prior": [1 / k] * k}, False),
+                         ({"class_weight": "balanced", "weight_bound": 2.0 * k, "class_count_epsilon": 1.0,
+                           "class_count_delta": 1e-6}, True)):
+        kw = {"weight_bound": 2.0, **extra}
+        if extra.get("class_weight") == "balanced" and "class_prior" not in extra:
+            sw_k = sw * 10 * k  # above W = 2k whatever the noisy count gives
+        else:
+            sw_k = sw
+        acc = PrivacyAccountant(50.0, 1e-3)
+        with pytest.raises(ValueError, match="exceeds weight_bound"):
+            ObjPertClassifier(classes=classes, accountant=acc, **kw).fit(X, y, sample_weight=sw_k)
+        assert (len(acc.ledger) > 0) == spent, (extra, acc.ledger)
+    acc = PrivacyAccountant(50.0, 1e-3)
+    with pytest.raises(ValueError, match="exceeds weight_bound"):
+        ObjPertRegressor(weight_bound=2.0, accountant=acc).fit(X, X.sum(axis=1), sample_weight=sw)
+    assert len(acc.ledger) == 0
 
 
 @pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf])

@@ -80,6 +80,7 @@ __all__ = [
     "UNKNOWN_LABEL_POLICIES",
     "WEIGHT_POLICIES",
     "NonPrivateSelectionWarning",
+    "checked_sample_weight",
     "SELECTION_NOTE",
     "warn_if_in_model_selection",
 ]
@@ -325,6 +326,51 @@ def _num_rows(y: Any) -> int:
     return int(shape[0]) if len(shape) else 0
 
 
+def checked_sample_weight(sample_weight: Any, *, n: int, weight_bound: float | None = None,
+                          weight_policy: str = "refuse") -> np.ndarray | None:
+    """``sample_weight`` checked as ``fit`` checks it: floats, one per record, finite and >= 0; ``None`` stays ``None``.
+
+    With ``weight_bound`` W: under ``weight_policy="refuse"`` a weight above W is refused, and
+    under ``"clip"`` it is clipped to W. Every refusal names the parameter and the kind of
+    problem, never a value, a row or a count (:data:`WEIGHT_POLICIES`). Used by the estimators
+    and by :mod:`pdpkit.model_selection` before anything is charged.
+
+    Parameters
+    ----------
+    sample_weight : array_like or None
+        One weight per record (a scalar is every record's).
+    n : int
+        The number of records.
+    weight_bound : float, optional
+        The public bound W on a weight.
+    weight_policy : {"refuse", "clip"}
+        What to do with a weight above W.
+    """
+    if sample_weight is None:
+        return None
+    if _is_dask(sample_weight):
+        raise TypeError("sample_weight must be in memory (a numpy array, list or pandas Series), not a Dask array")
+    try:
+        sw = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("sample_weight must be numbers (one weight per row of X)") from None
+    if sw.ndim == 0:
+        sw = np.full(n, float(sw))
+    if sw.ndim != 1 or sw.shape[0] != n:
+        raise ValueError("sample_weight must be one-dimensional with one weight per row of X")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight must be finite (no NaN or inf)")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative")
+    if weight_bound is not None and np.any(sw > weight_bound):
+        if weight_policy not in WEIGHT_POLICIES:
+            raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {weight_policy!r}")
+        if weight_policy == "refuse":
+            raise ValueError(_weight_refusal(float(weight_bound)))
+        sw = np.minimum(sw, float(weight_bound))
+    return sw
+
+
 def _weight_refusal(W: float) -> str:
     """The refusal of a weight above the bound: the same text whichever records, weights and counts."""
     return (f"a record's weight (sample_weight times its class weight) exceeds weight_bound={W:g}, the public bound "
@@ -445,23 +491,7 @@ class ObjPertEstimator(BaseEstimator):
 
     def _checked_sample_weight(self, sample_weight: Any, n: int) -> np.ndarray | None:
         """``sample_weight`` as floats, one per record, finite and >= 0 (the errors name no value or count)."""
-        if sample_weight is None:
-            return None
-        if _is_dask(sample_weight):
-            raise TypeError("sample_weight must be in memory (a numpy array, list or pandas Series), not a Dask array")
-        try:
-            sw = np.asarray(sample_weight, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError("sample_weight must be numbers (one weight per row of X)") from None
-        if sw.ndim == 0:
-            sw = np.full(n, float(sw))
-        if sw.ndim != 1 or sw.shape[0] != n:
-            raise ValueError("sample_weight must be one-dimensional with one weight per row of X")
-        if not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight must be finite (no NaN or inf)")
-        if np.any(sw < 0):
-            raise ValueError("sample_weight must be non-negative")
-        return sw
+        return checked_sample_weight(sample_weight, n=n)
 
     def _class_weights(self, count_noise: Any, class_index: Any, K: int) -> np.ndarray | None:
         """The weight of each class (None: no class weights); ``count_noise``: the noisy count's generator."""

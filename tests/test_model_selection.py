@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -223,7 +224,9 @@ def test_scikit_learn_checks(cls):
     from sklearn.utils.estimator_checks import check_estimator
 
     cls = _ClassesFromLabelsCV if cls is ms.ObjPertClassifierCV else cls
-    results = check_estimator(cls(row_norm="clip", random_state=0), on_fail=None)
+    # weight_bound 4 with clipping: the checks' sample weights go up to 4 (as for the estimators)
+    results = check_estimator(cls(row_norm="clip", random_state=0, weight_bound=4.0, weight_policy="clip"),
+                              on_fail=None, expected_failed_checks=ms.CV_EXPECTED_FAILED_CHECKS)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
 
@@ -313,3 +316,144 @@ def test_regression_selection_through_a_public_schema_is_the_encoded_selection_o
                   Column("hours", role="label", kind="categorical", categories=("low", "high"))])
     with pytest.raises(ValueError, match="numeric"):
         ms.ObjPertRegressorCV(schema=cat, **kw).fit(frame[["age"]], np.where(hours > 50, "high", "low"))
+
+
+# ------------------------------------------------------------------ when selection pays
+def _stored_selection_pays():
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / ms.SELECTION_PAYS_RESULT
+    return json.loads(path.read_text())["data"]
+
+
+def advice_problems(stored: dict, advice) -> list[str]:
+    """The advice against the measurement (default grid): where it says "expected to cost", the gain averaged over
+    the data sets is negative; where it is silent, selection paid on some data set (gain above its standard error)."""
+    cells: dict = {}
+    for i, grid in enumerate(stored["grid"]):
+        if grid == "default":
+            cells.setdefault((stored["n"][i], stored["eps"][i]), []).append((stored["gain"][i], stored["gain_se"][i]))
+    problems = []
+    for (n, eps), gains in sorted(cells.items()):
+        mean = sum(g for g, _ in gains) / len(gains)
+        said = advice(eps, n_records_public=n)
+        if said is not None and mean >= 0:
+            problems.append(f"n={n}, eps={eps}: advised against, but the mean gain is {mean:+.4f}")
+        if said is None and not any(g > se for g, se in gains):
+            problems.append(f"n={n}, eps={eps}: no advice, but selection paid on no data set ({gains})")
+    return problems
+
+
+def test_the_advice_is_what_the_stored_measurement_supports_and_a_looser_rule_is_not():
+    stored = _stored_selection_pays()
+    assert len(stored["cv"]) == 96 and stored["seeds"] == 10
+    assert set(stored["data"]) == {"synthetic", "credit_default", "adult"}
+    assert advice_problems(stored, ms.selection_advice) == []
+
+    def looser(eps, *, n_records_public=None):  # "selection may pay up to 2,000 records" (wrong)
+        return None if eps <= 1.0 and n_records_public <= 2000 else "costs"
+
+    def bolder(eps, *, n_records_public=None):  # "selection may pay at every size when eps <= 1" (wrong)
+        return None if eps <= 1.0 else "costs"
+
+    assert any("n=2000" in p for p in advice_problems(stored, looser))
+    assert any("n=20000" in p for p in advice_problems(stored, bolder))
+    # where the advice is silent, one data set gained by more than two standard errors
+    i = next(i for i, key in enumerate(zip(stored["data"], stored["n"], stored["eps"], stored["grid"]))
+             if key == ("adult", 500, 0.5, "default"))
+    assert stored["gain"][i] > 2 * stored["gain_se"][i]
+
+
+def test_the_advice_reads_public_parameters_only():
+    assert ms.selection_advice(1.0) is None and ms.selection_advice(0.5, n_records_public=500) is None
+    for eps, n in ((2.0, None), (4.0, 500), (1.0, 5000), (0.5, 1001)):
+        assert "expected to cost more accuracy than it gains" in ms.selection_advice(eps, n_records_public=n)
+    for bad in (True, 0, -3, 2.5, "500"):
+        with pytest.raises(TypeError, match="n_records_public"):
+            ms.selection_advice(1.0, n_records_public=bad)
+    with pytest.raises(ValueError, match="epsilon"):
+        ms.selection_advice(0.0)
+
+
+def test_the_cv_classifier_warns_before_anything_is_read_or_spent():
+    X, y = _data()
+    messages = set()
+    for seed in (0, 1):
+        acc = PrivacyAccountant(10.0, 1e-3)
+        Xs, ys = _data(seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ms.SelectionAdviceWarning)
+            with pytest.raises(ms.SelectionAdviceWarning) as err:
+                ms.ObjPertClassifierCV(2.0, 1e-6, classes=CLASSES, accountant=acc, random_state=seed).fit(Xs, ys)
+        messages.add(str(err.value))
+        assert acc.ledger == ()  # raised as an error, the warning stopped the fit before the charge
+    assert len(messages) == 1  # the same words whatever the data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ms.SelectionAdviceWarning)
+        ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=0).fit(X, y)  # no advice: no warning
+        ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=0, n_records_public=500).fit(X, y)
+    with pytest.warns(ms.SelectionAdviceWarning, match="n_records_public=5000"):
+        ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=0, n_records_public=5000).fit(X, y)
+
+
+def test_a_stored_cell_of_the_measurement_replays():
+    from pdpkit.experiments.using_pdpkit import selection_pays
+
+    stored = _stored_selection_pays()
+    live = selection_pays(data=("synthetic",), ns=(500,), eps=(1.0,), delta=stored["delta"],
+                          grids={"default": None}, seeds=10, progress=False)
+    i = next(i for i, key in enumerate(zip(stored["data"], stored["n"], stored["eps"], stored["grid"]))
+             if key == ("synthetic", 500, 1.0, "default"))
+    for k in ("cv", "default", "ceiling"):  # accuracies on 10,000 test rows: a flipped prediction moves 1e-5
+        assert abs(live[k][0] - stored[k][i]) <= 2e-3, (k, live[k][0], stored[k][i])
+
+
+# ------------------------------------------------------------------ weights
+@pytest.mark.parametrize("cls", ["classifier", "regressor"])
+def test_weighted_selection_runs_the_charged_candidates_and_says_its_bound(cls):
+    X, y = _data(n=400)
+    sw = np.random.default_rng(3).uniform(0.0, 3.0, size=len(y))
+    if cls == "classifier":
+        make = lambda **kw: ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, random_state=5, **kw)  # noqa: E731
+        target = y
+    else:
+        make = lambda **kw: ms.ObjPertRegressorCV(1.0, 1e-6, random_state=5, **kw)  # noqa: E731
+        target = X @ np.ones(X.shape[1]) / X.shape[1]
+    plain = make().fit(X, target)
+    weighted = make(weight_bound=3.0).fit(X, target, sample_weight=sw)
+    g0, g1 = plain.privacy_spent(), weighted.privacy_spent()
+    # the calibration is the unweighted one (the objective divided by W): the same epsilon and candidates
+    assert g1.epsilon == g0.epsilon and g1.delta == g0.delta and weighted.selection_ == plain.selection_
+    assert g1.accounting == "repeat-and-select-rdp; records weighted at most weight_bound=3 (weights above it refused)"
+    assert plain.weighting_ is None and weighted.weighting_["weight_bound"] == 3.0
+    j = weighted.best_index_
+    cand = weighted.selection_.candidates[j]
+    run = weighted.best_estimator_
+    assert math.isclose(run.release_.lam, cand[2], rel_tol=1e-12) and math.isclose(run.release_.sigma, cand[3],
+                                                                                      rel_tol=1e-12)
+    assert math.isclose(run.lam_, 3.0 * cand[2], rel_tol=1e-12)  # the weighted objective's own lam
+    # all-ones weights under W = 1 select and fit exactly as without weights
+    ones = make().fit(X, target, sample_weight=np.ones(len(target)))
+    np.testing.assert_array_equal(ones.coef_, plain.coef_)
+    assert ones.best_index_ == plain.best_index_ and ones.privacy_spent().epsilon == g0.epsilon
+
+
+def test_a_weight_above_the_bound_is_refused_before_the_charge_or_clipped():
+    X, y = _data(n=200)
+    sw = np.ones(len(y))
+    sw[[4, 77]] = 9.0
+    acc = PrivacyAccountant(10.0, 1e-3)
+    with pytest.raises(ValueError, match="exceeds weight_bound=2") as err:
+        ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, weight_bound=2.0, accountant=acc).fit(X, y, sample_weight=sw)
+    assert acc.ledger == () and "77" not in str(err.value) and "9" not in str(err.value)
+    a = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, weight_bound=2.0, weight_policy="clip",
+                               random_state=1).fit(X, y, sample_weight=sw)
+    b = ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, weight_bound=2.0,
+                               random_state=1).fit(X, y, sample_weight=np.minimum(sw, 2.0))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert "clipped to it" in a.privacy_spent().accounting and "refused" in b.privacy_spent().accounting
+    for bad, kind in (({"weight_bound": 0.0}, ValueError), ({"weight_bound": "2"}, TypeError),
+                      ({"weight_policy": "drop"}, ValueError)):
+        with pytest.raises(kind, match="weight_"):
+            ms.ObjPertClassifierCV(1.0, 1e-6, classes=CLASSES, **bad).fit(X, y)

@@ -262,9 +262,9 @@ def test_a_selection_emits_nothing_that_depends_on_its_number_of_runs(monkeypatc
     assert all(attrs == seen[0][1] for _, attrs, _ in seen)
 
     # the wrong variant: a run that warns (as every run's leak heuristics did) is caught by the same check
-    def warn_per_run(est, X, y, classes):
+    def warn_per_run(est, X, y, classes, sample_weight=None):
         warnings.warn("a run's message", UserWarning)
-        real_run(est, X, y, classes)
+        real_run(est, X, y, classes, sample_weight)
 
     real_run = ms_mod._fit_run
     monkeypatch.setattr(ms_mod, "warnings", _NoCatch())

@@ -17,6 +17,7 @@ r"""Computations behind the chapter "Using pdpkit": a practitioner's table, its 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +30,8 @@ from ..estimators import ObjPertClassifier
 from ..schema import Column, Schema
 
 __all__ = ["ADULT_COLUMNS", "ADULT_PUBLIC_BOUNDS", "EDUCATION_LEVEL", "adult_records", "adult_public_schema",
-           "adult_report_bounds", "accuracy_curve", "one_vs_rest_report_coverage"]
+           "adult_report_bounds", "accuracy_curve", "one_vs_rest_report_coverage", "selection_pays",
+           "SELECTION_PAYS_DATA"]
 
 #: The columns of ``adult.data`` and ``adult.test``, in the files' order (``adult.names``).
 ADULT_COLUMNS: tuple[str, ...] = (
@@ -259,3 +261,130 @@ def one_vs_rest_report_coverage(*, n: int = 400, targets: int = 20, reps: int = 
     upper_one = np.where(hits_one == reps, 1.0, beta_law.ppf(1 - a, hits_one + 1, reps - hits_one))
     return {"covered": covered.mean(0), "one_model": one_model.mean(0), "lower": lower,
             "upper_one_model": upper_one, "reps": reps, "rho": rho}
+
+
+# --------------------------------------------------------------- when private selection pays
+#: The data sets :func:`selection_pays` measures on: vendored UCI Adult and credit default, and
+#: synthetic logistic data (d = 10, θ* ~ N(0, 4² I), x uniform on the unit sphere).
+SELECTION_PAYS_DATA: tuple[str, ...] = ("synthetic", "credit_default", "adult")
+
+
+def _selection_pays_pool(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(training pool, held-out test set) of one of :data:`SELECTION_PAYS_DATA`, unit-norm rows, labels ±1."""
+    from ..datasets import load_adult, load_credit_default, make_synthetic_logistic
+
+    if name == "adult":
+        train, test = load_adult("train"), load_adult("test")
+        return train.X, train.y, test.X, test.y
+    if name == "credit_default":  # 30,000 clients: the last 10,000 (a fixed, public cut) held out
+        data = load_credit_default()
+        return data.X[:20000], data.y[:20000], data.X[20000:], data.y[20000:]
+    if name == "synthetic":
+        data = make_synthetic_logistic(40000, d=10, theta_scale=4.0, rng=np.random.default_rng(20240601))
+        return data.X[:30000], data.y[:30000], data.X[30000:], data.y[30000:]
+    raise ValueError(f"data set must be one of {SELECTION_PAYS_DATA}; got {name!r}")
+
+
+def _grid_lams(spec: Any, eps: float, delta: float) -> tuple[float, ...]:
+    """A grid of :func:`selection_pays`: ``None`` (the default grid), ``("default-lam", multipliers)`` or λ values."""
+    from ..model_selection import DEFAULT_LAMS, default_lam
+
+    if spec is None:
+        return DEFAULT_LAMS
+    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "default-lam":
+        lam0 = default_lam(eps, delta)
+        return tuple(float(lam0 * m) for m in spec[1])
+    return tuple(float(v) for v in spec)
+
+
+def selection_pays(*, data: Sequence[str] = ("synthetic",), ns: Sequence[int] = (500, 2000, 8000),
+                   eps: Sequence[float] = (0.5, 1.0, 2.0, 4.0), delta: float = 1e-6,
+                   grids: dict[str, Any] | None = None, validation_fractions: Sequence[float] = (0.3,),
+                   seeds: int = 10, progress: bool | None = None) -> dict[str, Any]:
+    r"""Held-out accuracy of private selection of λ against the default calibrated λ, at the same total budget.
+
+    For each data set, training size ``n``, total ε (at ``delta``), grid and
+    ``validation_fraction``, and each seed ``s``: ``n`` training rows are drawn without
+    replacement from the data set's training pool (seed ``s``), then
+
+    * (a) :class:`pdpkit.model_selection.ObjPertClassifierCV` (``random_state=s``; the whole
+      selection is (ε, δ)-DP) and
+    * (b) :class:`~pdpkit.estimators.ObjPertClassifier` with its default calibrated λ
+      (``random_state=s``; (ε, δ)-DP)
+
+    are fitted on them and scored on the fixed held-out set; (c) a non-private ceiling: each
+    λ of the grid fitted at the full (ε, δ) and the best test accuracy among them (the choice
+    is not paid for and is made on the test set: what a perfect, free selection would reach).
+    Rows have unit norm, an intercept is fitted, labels are ±1.
+
+    A grid is a tuple of λ, or ``("default-lam", multipliers)``: the multiples of the default
+    calibrated λ at that (ε, δ) (:func:`pdpkit.model_selection.default_lam`), a public grid.
+
+    Returns a dict of flat lists, one entry per configuration (data set, n, ε, grid,
+    validation fraction): ``"cv"``, ``"default"``, ``"ceiling"`` (mean accuracies over the
+    seeds), ``"gain"`` and ``"gain_se"`` (mean and standard error of the paired difference
+    cv − default), ``"ceiling_gain"`` (ceiling − default), with the configuration's keys.
+
+    Parameters
+    ----------
+    data : sequence of str
+        Names from :data:`SELECTION_PAYS_DATA`.
+    ns : sequence of int
+        Training sizes (subsampled from the pool; at most its size).
+    eps : sequence of float
+        Total ε of each method.
+    delta : float
+        δ of each method.
+    grids : mapping, optional
+        Name to grid (see above); default ``{"default": None}``, the estimator's default grid.
+    validation_fractions : sequence of float
+        The CV estimator's ``validation_fraction`` values.
+    seeds : int
+        Seeds ``0, …, seeds − 1``.
+    progress : bool, optional
+        A progress bar (``None``: only when a person watches).
+    """
+    from ..model_selection import ObjPertClassifierCV, SelectionAdviceWarning
+
+    grids = {"default": None} if grids is None else dict(grids)
+    keys = {k: [] for k in ("data", "n", "eps", "grid", "lams", "validation_fraction", "cv", "default",
+                            "ceiling", "gain", "gain_se", "ceiling_gain")}
+    configs = [(name, int(n), float(e), g, float(v)) for name in data for n in ns for e in eps
+               for g in grids for v in validation_fractions]
+    pools = {name: _selection_pays_pool(name) for name in data}
+    cache: dict[tuple, Any] = {}
+    for name, n, e, g, v in _progress(configs, total=len(configs), desc="selection pays", progress=progress):
+        Xp, yp, Xte, yte = pools[name]
+        lams = _grid_lams(grids[g], e, delta)
+        cv_acc, def_acc, ceil_acc = [], [], []
+        for s in range(seeds):
+            idx = np.random.default_rng(s).choice(Xp.shape[0], size=n, replace=False)
+            X, y = Xp[idx], yp[idx]
+            with warnings.catch_warnings():  # (the advice this measurement is behind)
+                warnings.simplefilter("ignore", SelectionAdviceWarning)
+                cv = ObjPertClassifierCV(e, delta, lams=lams, validation_fraction=v, classes=[-1.0, 1.0],
+                                         random_state=s).fit(X, y)
+            cv_acc.append(cv.score(Xte, yte))
+            key = (name, n, e, s)  # the default and the ceiling do not depend on the split
+            if key not in cache:
+                cache[key] = ObjPertClassifier(e, delta, classes=[-1.0, 1.0], random_state=s).fit(X, y).score(Xte, yte)
+            def_acc.append(cache[key])
+            ckey = (name, n, e, s, lams)
+            if ckey not in cache:
+                best = -1.0
+                for lam in lams:
+                    try:
+                        est = ObjPertClassifier(e, delta, lam=lam, classes=[-1.0, 1.0], random_state=s).fit(X, y)
+                    except ValueError:  # λ too small to reach (ε, δ) in one fit
+                        continue
+                    best = max(best, est.score(Xte, yte))
+                cache[ckey] = best
+            ceil_acc.append(cache[ckey])
+        diff = np.asarray(cv_acc) - np.asarray(def_acc)
+        for k, val in (("data", name), ("n", n), ("eps", e), ("grid", g), ("lams", list(lams)),
+                       ("validation_fraction", v), ("cv", float(np.mean(cv_acc))),
+                       ("default", float(np.mean(def_acc))), ("ceiling", float(np.mean(ceil_acc))),
+                       ("gain", float(diff.mean())), ("gain_se", float(diff.std(ddof=1) / np.sqrt(seeds))),
+                       ("ceiling_gain", float(np.mean(ceil_acc) - np.mean(def_acc)))):
+            keys[k].append(val)
+    return {**keys, "delta": delta, "seeds": seeds}

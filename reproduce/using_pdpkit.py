@@ -12,6 +12,8 @@
   the default calibrated λ at the same total (ε, δ), on synthetic data, credit default and Adult,
   n from 500 to 20,000, ε from 0.5 to 4, the default grid and a grid around the default λ,
   10 seeds (paired), with a free-selection ceiling.
+* ``selection_split``: the same comparison with a validation part of 15%, 30% and 50% (credit
+  default and Adult, 500 and 2,000 records, ε = 0.5 and 1, the default grid).
 
 ``python reproduce/using_pdpkit.py``; run it with ``nice -n 10``.
 """
@@ -57,7 +59,15 @@ def selection_pays() -> tuple[dict, dict, str]:
         "3 data sets x 4 sizes x 4 budgets x 2 grids, 10 paired seeds each")
 
 
-EXPERIMENTS = {"report": report, "one_vs_rest_coverage": one_vs_rest_coverage, "selection_pays": selection_pays}
+def selection_split() -> tuple[dict, dict, str]:
+    r = ex.selection_pays(data=("adult", "credit_default"), ns=(500, 2000), eps=(0.5, 1.0), delta=1e-6,
+                          grids={"default": None}, validation_fractions=(0.15, 0.3, 0.5), seeds=10, progress=True)
+    return r, {"subsample": "0 to 9", "estimator": "0 to 9"}, (
+        "2 data sets x 2 sizes x 2 budgets x 3 validation fractions, 10 paired seeds each")
+
+
+EXPERIMENTS = {"report": report, "one_vs_rest_coverage": one_vs_rest_coverage, "selection_pays": selection_pays,
+               "selection_split": selection_split}
 
 
 if __name__ == "__main__":

@@ -436,7 +436,7 @@ class BudgetAllocationDraws:
 def budget_allocation_draws(X: Any, y: Any, splits: Sequence[Sequence[float]], *, draws: int = 50,
                             delta: float = 1e-5, rho: float = 0.05, rng: int | np.random.Generator | None = None,
                             progress: bool | None = None) -> BudgetAllocationDraws:
-    r"""Redberg & Wang 2021, App. B.2 (Fig 6) like for like: both bounds on one model, and coverage across draws.
+    r"""Redberg & Wang 2021, Appendix B.2 (Fig 6) like for like: both bounds on one model, coverage over draws.
 
     Each split's data-dependent run (as :func:`budget_allocation`: ObjPert at
     :math:`(\epsilon_1, \delta)` with λ raised to :func:`data_dependent_lambda`, the Hessian

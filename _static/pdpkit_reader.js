@@ -12,7 +12,8 @@
  * Following a link to an anchor (#E-rw-6-signs, #thm-...): the browser scrolls to the target as
  * soon as the HTML is parsed, before MathJax has typeset the equations above it, so the target
  * drifts off screen as they take their height. Once typesetting and web fonts are done, the
- * script scrolls the target back into view, unless the reader has scrolled in the meantime.
+ * script scrolls the target back into view, and for a few seconds puts it back whenever the
+ * page's height changes again — unless the reader has scrolled in the meantime.
  */
 (function () {
   "use strict";
@@ -73,9 +74,25 @@
     if (target && !readerMoved) target.scrollIntoView({ block: "start", behavior: "instant" });  // not the theme's smooth scroll
   }
 
+  /* Late changes of height above the target (a second typesetting pass, a collapsed cell, an
+   * image) move it again: for a few seconds after the page is ready, every change of the
+   * page's height puts it back, until the reader scrolls. */
+  var SETTLE_MS = 4000;
+  function settleAnchor() {
+    if (!anchorTarget()) return;
+    keepAnchorInView();
+    if (typeof ResizeObserver !== "function") return;
+    var observer = new ResizeObserver(function () {
+      if (readerMoved) { observer.disconnect(); return; }
+      keepAnchorInView();
+    });
+    observer.observe(document.body);
+    window.setTimeout(function () { observer.disconnect(); }, SETTLE_MS);
+  }
+
   function start() {
     markAll();
-    keepAnchorInView();
+    settleAnchor();
     if (typeof ResizeObserver === "function") {
       var observer = new ResizeObserver(function (entries) {
         entries.forEach(function (entry) { mark(entry.target); });

@@ -64,6 +64,7 @@ __all__ = [
     "certificate_r2_nonprivate",
     "certified_sample_size_nonprivate",
     "adult_population_eigs_nonprivate",
+    "adult_gated_errors_uncertified",
     "AccuracyRates",
     "accuracy_against_n",
     "rate_consistent",
@@ -662,6 +663,154 @@ def adult_population_eigs_nonprivate() -> tuple[float, float, int, int]:
     X, y, _, th = _adult_population()
     ev = np.linalg.eigvalsh(_hessian(X, logistic.d2(X @ th, y), 0.0), UPLO="U") / X.shape[0]
     return float(ev[0]), float(ev[-1]), int(X.shape[0]), int(X.shape[1])
+
+
+# ------------------------------------------- Figs 6–7: a "local" curve gated on Alg 2 alone
+def _alg2_gate_probability(eig_min: ArrayLike, *, consts, eps: float, delta: float) -> np.ndarray:
+    r"""Exact probability that Alg 2 at :math:`(\epsilon, \delta)` returns :math:`\hat\lambda > 0`.
+
+    With :math:`N` the length of recursion (10) from ``eig_min`` and
+    :math:`k = \log(1/2\delta)/\epsilon`, Alg 2 returns the inverse at
+    :math:`m = \max(0, \lfloor N + W - k\rfloor)`, :math:`W \sim \mathrm{Lap}(1/\epsilon)`, and
+    :math:`\hat\lambda > 0` exactly when :math:`m \ge 1`, i.e. :math:`W \ge k + 1 - N`:
+    probability :math:`\tfrac12 e^{-\epsilon(k + 1 - N)}` when :math:`N < k + 1`, else
+    :math:`1 - \tfrac12 e^{-\epsilon(N - k - 1)}`. Non-private (a function of the data's
+    :math:`\lambda_{\min}`).
+
+    Parameters
+    ----------
+    eig_min : array_like
+        Smallest eigenvalue(s) of the data Hessian (without λ).
+    consts : StabilityConstants
+        :func:`pdpkit.stability.stability_constants` of the loss.
+    eps : float
+        ε of Alg 2 (its whole budget).
+    delta : float
+        δ of Alg 2.
+    """
+    from .. import stability as st
+
+    N = np.asarray(st.qsc_lambda_min_recursion(consts).length(np.maximum(np.asarray(eig_min, float), 0.0)), float)
+    a = math.log(1.0 / (2.0 * delta)) / eps + 1.0 - N
+    return np.where(a > 0, 0.5 * np.exp(-eps * np.abs(a)), 1.0 - 0.5 * np.exp(-eps * np.abs(a)))
+
+
+def adult_gated_errors_uncertified(ns: Sequence[int], *, eps: Sequence[float] = (2.0, 4.0, 8.0),
+                                   features: Sequence[str] = ("sex", "schooling"), delta: float = 1e-6,
+                                   reps: int = 3, draws: int = 200, gate_only: bool = False, rng=None,
+                                   progress: bool | None = None) -> dict:
+    r"""Figures 6–7 with a "local" release gated on Alg 2 alone — **not certified** — next to Alg 5 and ObjPert.
+
+    The gated release: :math:`\hat\lambda` = Alg 2 at :math:`(\epsilon/2, \delta/2)`; if
+    :math:`\hat\lambda > 0`, :math:`T = \theta_j(D) + \sigma(\epsilon/2, \delta/2)\,\omega(e_j \mid D)\,Z`
+    with :math:`\omega` the local modulus (11) at the data's own Hessian
+    (:func:`pdpkit.stability.local_modulus`, cube domain), else ObjPert at
+    :math:`(\epsilon/2, \delta/2)` (the source's fallback, §4.2). It skips Alg 4 and the
+    variance test (14): the noise scale :math:`\omega(e_j \mid D)` is released without a
+    certificate that it changes little between neighbours, so Cor 3.6 does not cover it and it
+    carries no :math:`(\epsilon, \delta)` guarantee. It is the reading of the source's Figs 6–7
+    under which the local curve takes over where Alg 2's recursion length first exceeds
+    :math:`\log(1/\delta)/(\epsilon/2) + 1`.
+
+    One bootstrap sample of Adult (:func:`adult_features`, logistic loss, unregularized) and one
+    fit per (n, replicate), shared by every ε and feature; ObjPert at :math:`\epsilon` and at
+    :math:`\epsilon/2` is fitted once per (sample, ε) and read at each feature's coordinate.
+    Errors are against the sample's :math:`\theta_j(D)`, as in :func:`adult_errors`.
+
+    Returns a dict: ``ns``, ``eps``, ``features``, ``delta``; ``errors[(feature, eps)][method]``
+    of shape ``(len(ns), reps)``, methods ``"alg5"`` (ObjPert at :math:`(\epsilon/2, \delta/2)`
+    when :math:`\bot`), ``"gated"`` (same fallback) and ``"objpert"``; ``bottom[(feature, eps)]``
+    the fraction of Alg 5's :math:`\bot` per n; ``gate[eps]`` the fraction of ``draws`` Alg 2
+    draws at :math:`(\epsilon/2, \delta/2)` with :math:`\hat\lambda > 0`, and ``gate_exact[eps]``
+    its exact probability: with :math:`N` the length of recursion (10) from the sample's
+    :math:`\lambda_{\min}` and :math:`k = \log(1/\delta)/(\epsilon/2)`, :math:`\hat\lambda > 0`
+    exactly when :math:`N + W - k \ge 1`, :math:`W \sim \mathrm{Lap}(2/\epsilon)`; both of
+    shape ``(len(ns), reps)``; ``recursion_length`` (:math:`N`) and ``lambda_min`` per sample.
+    With ``gate_only`` the releases are skipped (``errors`` and ``bottom`` are empty).
+
+    Parameters
+    ----------
+    ns : Sequence[int]
+        The sample sizes n.
+    eps : Sequence[float], default (2.0, 4.0, 8.0)
+        The total ε of each release, in nats.
+    features : Sequence[str], default ('sex', 'schooling')
+        The released coefficients.
+    delta : float, default 1e-06
+        δ of the (ε, δ) budget, in (0, 1).
+    reps : int, default 3
+        Bootstrap samples per n.
+    draws : int, default 200
+        Alg 2 draws per sample and ε for the gate fraction.
+    gate_only : bool, default False
+        Only the gate fractions and recursion lengths (no releases).
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    progress : bool, optional
+        A tqdm progress bar (``None``: only when a person watches; ``PDPKIT_PROGRESS=0`` turns it off).
+    """
+    from .. import stability as st
+    from ..losses import logistic
+    from ..single import noise_multiplier
+
+    gen = as_generator(rng)
+    X_all, y_all, names, _ = _adult_population()
+    n_all, d = X_all.shape
+    R = math.sqrt(d)
+    eps = tuple(float(e) for e in eps)
+    features = tuple(features)
+    cols = {f: names.index(f) for f in features}
+    consts = st.stability_constants(logistic, norm_bound=R)
+    rec = st.qsc_lambda_min_recursion(consts)
+    G = len(ns)
+    methods = ("alg5", "gated", "objpert")
+    keys = [] if gate_only else [(f, e) for f in features for e in eps]
+    errors = {key: {m: np.full((G, reps), np.nan) for m in methods} for key in keys}
+    bottom = {key: np.zeros((G, reps)) for key in keys}
+    gate = {e: np.full((G, reps), np.nan) for e in eps}
+    gate_exact = {e: np.full((G, reps), np.nan) for e in eps}
+    length = np.zeros((G, reps), dtype=np.int64)
+    lam_min = np.zeros((G, reps))
+    jobs = [(i, k) for i in range(G) for k in range(reps)]
+    for i, k in _progress(jobs, total=len(jobs), desc="Adult, gated", progress=progress):
+        n = int(ns[i])
+        idx = gen.integers(0, n_all, size=n)
+        X, y = X_all[idx], y_all[idx]
+        fit = data_fit_nonprivate(X, y, logistic, lam=0.0, norm_bound=R)
+        th = fit.theta
+        eig_min = max(float(fit.eigenvalues[0]), 0.0)
+        length[i, k] = rec.length(eig_min)
+        lam_min[i, k] = eig_min
+        omega = {} if gate_only else {f: float(st.local_modulus(fit.hessian, np.eye(d)[j], consts, domain="linf"))
+                                      for f, j in cols.items()}
+        for e in eps:
+            e2, d2 = e / 2.0, delta / 2.0
+            lam_hat = np.asarray(st.recursive_release(eig_min, rec, e2, d2, rng=gen, size=draws).bound, float)
+            gate[e][i, k] = float(np.mean(lam_hat > 0))
+            gate_exact[e][i, k] = float(_alg2_gate_probability(eig_min, consts=consts, eps=e2, delta=d2))
+            if gate_only:
+                continue
+            lam_h = float(st.recursive_release(eig_min, rec, e2, d2, rng=gen).bound)  # the gate of this release
+            lam_o, sig_o = _objpert_calibration(e, delta, R, logistic.smoothness * R * R)
+            obj = objpert_fit(X, y, logistic, lam=lam_o, sigma=sig_o, rng=gen, norm_bound=R).theta_released
+            lam_f, sig_f = _objpert_calibration(e2, d2, R, logistic.smoothness * R * R)
+            fb = objpert_fit(X, y, logistic, lam=lam_f, sigma=sig_f, rng=gen, norm_bound=R).theta_released
+            sigma = float(noise_multiplier(e2, d2))
+            for f, j in cols.items():
+                u = np.eye(d)[j]
+                loc = release_linear_functional(X, y, logistic, u, e, delta, cap=n * logistic.smoothness * R * R,
+                                                domain="linf", lam=0.0, norm_bound=R, rng=gen, fit=fit)
+                bottom[(f, e)][i, k] = 0.0 if loc.released else 1.0
+                v5 = loc.value if loc.released else fb[j]
+                if lam_h > 0 and math.isfinite(omega[f]):
+                    vg = th[j] + sigma * omega[f] * gen.standard_normal()
+                else:
+                    vg = fb[j]
+                for m, v in (("alg5", v5), ("gated", vg), ("objpert", obj[j])):
+                    errors[(f, e)][m][i, k] = abs(float(v) - th[j])
+    return {"ns": np.asarray(ns), "eps": eps, "features": features, "delta": float(delta), "errors": errors,
+            "bottom": {key: v.mean(axis=1) for key, v in bottom.items()}, "gate": gate, "gate_exact": gate_exact,
+            "recursion_length": length, "lambda_min": lam_min}
 
 
 # ------------------------------------------------------- accuracy claims: Thm 1, Thm 2, Prop 7.1

@@ -42,38 +42,29 @@ def _methods(res: ex.MethodErrors) -> dict:
             "err_star": {m: _summary(v) for m, v in res.err_star.items()}}
 
 
-def figures2_3() -> None:
-    n_grid = np.geomspace(1e3, 1e5, 9).round()
+def _sweep_n(name: str, n_grid: np.ndarray, seed: int, scale: str) -> None:
+    """Figs 2-3's sweep over n (eps = 4, both norms, d = 5, 10, 20), stored as ``name``; seeds ``seed + d``."""
     out, seeds = {}, {}
     with stored.Timer() as t:
         for norm in (1.0, 5.0):
             for d in (5, 10, 20):
-                seeds[f"norm={norm:g},d={d}"] = SEED + d
+                seeds[f"norm={norm:g},d={d}"] = seed + d
                 res = ex.compare_methods(n_grid, swept="n", d=d, theta_norm=norm, eps=4.0, reps=REPS,
-                                         rng=SEED + d)
+                                         rng=seed + d)
                 out[f"norm={norm:g},d={d}"] = _methods(res)
-    stored.save_result(CHAPTER, "figures2_3", {"reps": REPS, "eps": 4.0, "delta": 1e-6, "sweeps": out},
-                       provenance=stored.provenance(
-                           seeds=seeds, wall_time_s=t.seconds,
-                           scale="n = 10^3 to 10^5 (9 points), d = 5, 10, 20, 25 repetitions (the source's "
-                                 "repetitions; n stops at 10^5 as in the source's Figs 4-5)"))
+    stored.save_result(CHAPTER, name, {"reps": REPS, "eps": 4.0, "delta": 1e-6, "sweeps": out},
+                       provenance=stored.provenance(seeds=seeds, wall_time_s=t.seconds, scale=scale))
+
+
+def figures2_3() -> None:
+    _sweep_n("figures2_3", np.geomspace(1e3, 1e5, 9).round(), SEED,
+             "n = 10^3 to 10^5 (9 points), d = 5, 10, 20, 25 repetitions (the source's "
+             "repetitions; n stops at 10^5 as in the source's Figs 4-5)")
 
 
 def figures2_3_to_1e6() -> None:
-    n_grid = np.geomspace(1e5, 1e6, 3).round()
-    out, seeds = {}, {}
-    with stored.Timer() as t:
-        for norm in (1.0, 5.0):
-            for d in (5, 10, 20):
-                seeds[f"norm={norm:g},d={d}"] = SEED + 1000 + d
-                res = ex.compare_methods(n_grid, swept="n", d=d, theta_norm=norm, eps=4.0, reps=REPS,
-                                         rng=SEED + 1000 + d)
-                out[f"norm={norm:g},d={d}"] = _methods(res)
-    stored.save_result(CHAPTER, "figures2_3_to_1e6", {"reps": REPS, "eps": 4.0, "delta": 1e-6, "sweeps": out},
-                       provenance=stored.provenance(
-                           seeds=seeds, wall_time_s=t.seconds,
-                           scale="n = 10^5, 3.2*10^5, 10^6 (the source's largest sizes), d = 5, 10, 20, 25 "
-                                 "repetitions"))
+    _sweep_n("figures2_3_to_1e6", np.geomspace(1e5, 1e6, 3).round(), SEED + 1000,
+             "n = 10^5, 3.2*10^5, 10^6 (the source's largest sizes), d = 5, 10, 20, 25 repetitions")
 
 
 def figures4_5() -> None:

@@ -123,6 +123,12 @@ def nostatement_role(name, rawtext, text, lineno, inliner, options=None, content
     return [nodes.inline(rawtext, text, classes=["pdpkit-nostatement"])], []
 
 
+def reconstructed_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{pdpkit:reconstructed}`text```: the mark of a result that only a source's main text states,
+    listed as its appendix states or uses it (class ``pdpkit-reconstructed``)."""
+    return [nodes.inline(rawtext, text, classes=["pdpkit-nostatement", "pdpkit-reconstructed"])], []
+
+
 class ErrataAnchors(SphinxTransform):
     """Give every errata item its id as anchor and record it in the ``pdpkit`` domain."""
 
@@ -211,6 +217,7 @@ class ErrataPermalinks(SphinxPostTransform):
 def setup(app):
     app.add_domain(ErrataDomain)
     app.add_role_to_domain("pdpkit", "nostatement", nostatement_role)
+    app.add_role_to_domain("pdpkit", "reconstructed", reconstructed_role)
     app.add_transform(ErrataAnchors)
     app.add_transform(ResultRows)
     app.add_post_transform(ErrataPermalinks)

@@ -179,6 +179,15 @@ def row_link_problems(text: str, reg: dict, labels: dict[str, str], anchors: dic
         if (row["src"], cells[0]) != (r["src"], r["num"]):
             problems.append(f"{where}: the row says {row['src']} {cells[0]}")
         name = cells[1]
+        if r.get("note"):
+            note = f" {{pdpkit:nostatement}}`{r['note']}`"
+            if not name.endswith(note):
+                problems.append(f"{where}: the note {r['note']!r} is not shown")
+            name = name.removesuffix(note)
+        mark = " {pdpkit:reconstructed}`reconstructed from the appendix`"
+        if name.endswith(mark) != bool(r.get("reconstructed")):
+            problems.append(f"{where}: reconstructed is {bool(r.get('reconstructed'))}, the page's mark says otherwise")
+        name = name.removesuffix(mark)
         prf = re.fullmatch(r"\{prf:ref\}`(.+) <([^<>`]+)>`", name)
         err = re.match(r"\{pdpkit:erratum\}`(.+) <([^<>`]+)>` \{pdpkit:nostatement\}`[^`]+`$", name)
         doc = re.match(r"\{doc\}`(.+) <(\w+)>` \{pdpkit:nostatement\}`[^`]+`$", name)

@@ -81,6 +81,7 @@ __all__ = [
     "WEIGHT_POLICIES",
     "NonPrivateSelectionWarning",
     "checked_sample_weight",
+    "check_weight_params",
     "SELECTION_NOTE",
     "warn_if_in_model_selection",
 ]
@@ -326,6 +327,24 @@ def _num_rows(y: Any) -> int:
     return int(shape[0]) if len(shape) else 0
 
 
+def check_weight_params(*, weight_bound: Any, weight_policy: Any) -> None:
+    """``weight_bound`` a real number > 0 and ``weight_policy`` one of :data:`WEIGHT_POLICIES`, else the error naming it.
+
+    Parameters
+    ----------
+    weight_bound : float
+        The public bound W on a record's weight.
+    weight_policy : {"refuse", "clip"}
+        What a fit does with a weight above W.
+    """
+    W = weight_bound
+    if isinstance(W, (str, bytes, bool, np.bool_)) or np.ndim(W) != 0:
+        raise TypeError(f"weight_bound must be a real number; got {W!r}")
+    check_positive(W, "weight_bound")
+    if weight_policy not in WEIGHT_POLICIES:
+        raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {weight_policy!r}")
+
+
 def checked_sample_weight(sample_weight: Any, *, n: int, weight_bound: float | None = None,
                           weight_policy: str = "refuse") -> np.ndarray | None:
     """``sample_weight`` checked as ``fit`` checks it: floats, one per record, finite and >= 0; ``None`` stays ``None``.
@@ -481,13 +500,8 @@ class ObjPertEstimator(BaseEstimator):
         return self._weight_bound() != 1.0 or getattr(self, "class_weight", None) is not None
 
     def _validate_weight_params(self) -> None:
-        W = getattr(self, "weight_bound", 1.0)
-        if isinstance(W, (str, bytes, bool, np.bool_)) or np.ndim(W) != 0:
-            raise TypeError(f"weight_bound must be a real number; got {W!r}")
-        check_positive(W, "weight_bound")
-        policy = getattr(self, "weight_policy", "refuse")
-        if policy not in WEIGHT_POLICIES:
-            raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {policy!r}")
+        check_weight_params(weight_bound=getattr(self, "weight_bound", 1.0),
+                            weight_policy=getattr(self, "weight_policy", "refuse"))
 
     def _checked_sample_weight(self, sample_weight: Any, n: int) -> np.ndarray | None:
         """``sample_weight`` as floats, one per record, finite and >= 0 (the errors name no value or count)."""

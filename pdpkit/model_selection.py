@@ -49,7 +49,7 @@ from ._validation import as_generator, charged_generator, check_estimator_budget
 from .estimators import (
     EXPECTED_FAILED_CHECKS,
     UNKNOWN_LABEL_POLICIES,
-    WEIGHT_POLICIES,
+    check_weight_params,
     checked_sample_weight,
     ObjPertClassifier,
     ObjPertRegressor,
@@ -136,7 +136,7 @@ def selection_advice(epsilon: float, *, n_records_public: int | None = None) -> 
     Averaged over the three data sets, selection lost at every (n, ε); it paid on one data set
     (Adult, +3.3 ± 1.1 points at n = 500, ε = 0.5; +1.4 ± 0.8 at ε = 1) only with
     n ≤ :data:`SELECTION_PAYS_N` and ε ≤ :data:`SELECTION_PAYS_EPSILON`. The default λ is
-    already close to the best of the grid (a free, non-private choice gains at most 0.1 point
+    already close to the best of the grid (a free, non-private choice gains less than a point
     from n = 8000), while the selection pays with noisier runs and a validation part.
 
     The advice reads only public inputs: ``epsilon`` and, if given, ``n_records_public`` — a
@@ -206,12 +206,7 @@ class ObjPertCVEstimator(BaseEstimator):
             raise TypeError("lams must be a non-empty sequence of positive numbers")
         for v in lams:
             check_positive(v, "lams")
-        W = self.weight_bound
-        if isinstance(W, (str, bytes, bool, np.bool_)) or np.ndim(W) != 0:
-            raise TypeError(f"weight_bound must be a real number; got {W!r}")
-        check_positive(W, "weight_bound")
-        if self.weight_policy not in WEIGHT_POLICIES:
-            raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {self.weight_policy!r}")
+        check_weight_params(weight_bound=self.weight_bound, weight_policy=self.weight_policy)
 
     def _weights(self, sample_weight: Any, n: int) -> np.ndarray | None:
         """``sample_weight`` checked, refused or clipped above ``weight_bound`` by the public policy (before any

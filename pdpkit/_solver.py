@@ -612,8 +612,9 @@ _FAST_ITER = 200
 #: Armijo's constant and the backtracking factor of the line search (Boyd & Vandenberghe's α, β).
 _ARMIJO = 1e-4
 _BACKTRACK = 0.5
-#: Consecutive plain-Newton steps taken on the rounding rule without halving the gradient that
-#: mean float64's floor has been reached (the iteration cannot make progress there).
+#: Consecutive plain-Newton steps that move the objective by rounding only and bring the
+#: gradient no lower than half its smallest norm so far: float64's floor has been reached
+#: (the iteration cannot make progress there).
 _FLOOR_STEPS = 8
 
 
@@ -871,6 +872,7 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         max_iter = _proven_newton_budget(F, b, lam, c, float(r_max), n, loss.smoothness, grad_tol)
     n_iter = 0
     floor_steps = 0
+    g_best = gnorm  # the smallest gradient norm so far (plain Newton's floor test)
     sub = use_sub
     factor = None
     drift = math.inf
@@ -960,9 +962,13 @@ def _newton_rows(rows, y, loss, lam, b, grad_tol, max_iter, method, *, weight=1.
         gnorm_new = float(np.linalg.norm(g))
         if plain:
             # In exact arithmetic every step of plain Newton decreases F (Armijo) and the budget is
-            # proven; in float64, steps that move F by rounding only and no longer halve the gradient
-            # mean the tolerance is below what float64 resolves for this problem: a floor, not a cap.
-            floor_steps = floor_steps + 1 if (at_rounding and gnorm_new > 0.5 * gnorm) else 0
+            # proven; in float64, steps that move F by rounding only and bring the gradient no lower
+            # than half its smallest norm so far mean the tolerance is below what float64 resolves
+            # for this problem: a floor, not a cap. (Against the smallest norm so far, not the last
+            # one: at the floor the iterates can cycle through a few points whose gradients rise
+            # and then fall by more than half, which would reset a step-to-step count forever.)
+            floor_steps = floor_steps + 1 if (at_rounding and gnorm_new > 0.5 * g_best) else 0
+            g_best = min(g_best, gnorm_new)
             if floor_steps >= _FLOOR_STEPS:
                 raise _NoConvergence("the solver's gradient stalled above its tolerance at the resolution of double "
                                      "precision for this problem; increase grad_tol or lam")

@@ -525,3 +525,36 @@ def test_member_targets_in_another_order_are_checked_finite_in_the_terms_pass(ba
         objpert.ex_post_pdp(fit, X, y, Xp, yp, member=True)
     with pytest.raises(ValueError, match="too large"):
         objpert.ex_post_pdp(fit, X, y, Xp, yp, member=False)
+
+
+def test_plain_newton_stops_at_the_float64_floor_when_the_iterates_cycle(monkeypatch):
+    # At float64's floor the iterates of plain Newton can cycle through a few points whose gradients
+    # rise and then fall by more than half (seen on one CPU: 5.1e-15, 6.6e-15, 7.7e-15, 1.4e-14, again
+    # and again, for a tolerance of 1e-30): a test against the previous step's gradient is reset once
+    # per cycle and never stops. The cycle is imposed here on the solver's own passes, so every
+    # machine sees it; the solver must refuse within a few cycles.
+    from pdpkit import _solver
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 4)) * 5
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    real = _solver._evaluate
+    cycle = (5.07e-15, 6.60e-15, 7.68e-15, 1.37e-14)
+    calls = {"n": 0, "floor": 0}
+
+    def cycling(rows, y_, loss, theta, lam, b, *args, **kw):
+        calls["n"] += 1
+        if calls["n"] > 2000:
+            raise AssertionError("the solver keeps iterating at float64's floor")
+        F, Fscale, g, H, mv = real(rows, y_, loss, theta, lam, b, *args, **kw)
+        gn = float(np.linalg.norm(g))
+        if gn < 1e-12:  # at the floor: the same objective, a gradient of the cycle's norm
+            F = float(np.round(F, 6))
+            g = g / max(gn, 1e-300) * cycle[calls["floor"] % len(cycle)]
+            calls["floor"] += 1
+        return F, Fscale, g, H, mv
+
+    monkeypatch.setattr(_solver, "_evaluate", cycling)
+    with pytest.raises(RuntimeError, match="resolution of double precision"):
+        objpert.objpert_fit(X, y, LOGISTIC, lam=1e-3, sigma=1.0, rng=0, norm_bound=None, grad_tol=1e-30)
+    assert calls["floor"] <= _solver._FAST_ITER + 4 * len(cycle) * _solver._FLOOR_STEPS

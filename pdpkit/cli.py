@@ -831,8 +831,30 @@ class _Terminated(BaseException):
     """Raised by the SIGTERM handler (like KeyboardInterrupt for SIGINT)."""
 
 
+#: The signals received by this run of :func:`main` (SIGINT, SIGTERM), in order.
+_RECEIVED: list[int] = []
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
+    _RECEIVED.append(signum)
     raise _Terminated
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    _RECEIVED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _as_signal(exc: BaseException) -> BaseException:
+    """The exception a received signal stands for, whatever became of it on its way up.
+
+    The handlers raise :class:`_Terminated` or :class:`KeyboardInterrupt`; arriving while a
+    compiled extension initializes (scipy's, imported at the first fit), the exception is
+    turned into ``ImportError: initialization failed``. A signal this run received is
+    reported as that signal."""
+    if not _RECEIVED or isinstance(exc, (KeyboardInterrupt, _Terminated)):
+        return exc
+    return KeyboardInterrupt() if _RECEIVED[-1] == signal.SIGINT else _Terminated()
 
 
 @contextlib.contextmanager
@@ -2370,11 +2392,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    # Ctrl-C is recorded too, unless a caller has installed its own handler (main() inside its program)
+    own_sigint = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if own_sigint:
+        signal.signal(signal.SIGINT, _on_sigint)
     _WRITTEN.clear()
+    _RECEIVED.clear()
     try:
-        _check_paths(args)
-        with _warnings_as_lines(args.command):
-            return int(args.func(args))
+        try:
+            _check_paths(args)
+            with _warnings_as_lines(args.command):
+                return int(args.func(args))
+        except BaseException as exc:
+            sig = _as_signal(exc)
+            if sig is exc:
+                raise
+            raise sig from None
     except _RowError as exc:  # the kind of problem only; then the non-private command that names the rows
         hint = _find_rows(getattr(args, "check_argv", None) or [exc.path], getattr(args, "check_before", ""))
         print(_plain(f"pdpkit {args.command}: error: {exc.path}: {exc.text}; {hint}"), file=sys.stderr)
@@ -2396,6 +2429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _discard_all()
         if main_thread:  # (None: a handler not installed from Python, which cannot be put back)
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        if own_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: numpy's repr of a scalar (``np.str_('maybe')``, ``np.float64(1.0)``): a message shows the value it holds.

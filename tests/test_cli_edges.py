@@ -316,6 +316,30 @@ def test_ctrl_c_and_sigterm_inside_the_work_exit_130_and_143_cleanly(tmp_path, d
     assert signal.getsignal(signal.SIGTERM) is handler_before  # main() restores the handler it replaced
 
 
+def test_a_signal_during_an_extensions_import_is_still_reported_as_the_signal(tmp_path, data, capsys,
+                                                                              monkeypatch):
+    # A signal that arrives while a compiled extension initializes (scipy's, imported at the first
+    # fit) reaches main() as "ImportError: initialization failed": it is still Ctrl-C or SIGTERM
+    out = tmp_path / "rel.json"
+    int_before = signal.getsignal(signal.SIGINT)
+    for sig, code, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
+        def import_interrupted(*args, sig=sig, **kwargs):
+            try:
+                signal.getsignal(sig)(sig, None)  # the handler main() installed, as the signal calls it
+            except BaseException as exc:
+                raise ImportError("initialization failed") from exc
+
+        monkeypatch.setattr(cli, "_estimator_for", import_interrupted)
+        assert cli.main(["fit", str(data), *FIT, "--out", str(out)]) == code
+        _one_line_error(capsys, word, "no output written")
+        assert not out.exists() and _leftovers(tmp_path) == []
+    assert signal.getsignal(signal.SIGINT) is int_before
+    # an ImportError without a signal stays an error of its own
+    monkeypatch.setattr(cli, "_estimator_for", lambda *a, **k: (_ for _ in ()).throw(ImportError("no module")))
+    with pytest.raises(ImportError):
+        cli.main(["fit", str(data), *FIT, "--out", str(out)])
+
+
 def _start(argv, cwd):
     """The CLI in a child process with default SIGINT (a shell's background job would ignore it)."""
     return subprocess.Popen([sys.executable, "-m", "pdpkit", *argv], cwd=cwd, stderr=subprocess.PIPE, text=True,

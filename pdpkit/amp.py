@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -613,12 +614,12 @@ def dpsgd_event(*, noise_multiplier: float, sample_rate: float, steps: int, sele
 
 
 def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, steps: int,
-                           select_mean: float | None = None) -> float:
+                           select_mean: float | None = None, orders: Sequence[float] | None = None) -> float:
     r"""Smallest DP-SGD noise multiplier (noise std / clipping norm) for (ε, δ)-DP.
 
-    Accounted by dp_accounting's ``RdpAccountant`` with its default orders (add/remove
-    neighbours) and calibrated by ``dp_accounting.calibrate_dp_mechanism``; with
-    ``select_mean`` the cost of tuning by Poisson repeat-and-select is included.
+    Accounted by dp_accounting's ``RdpAccountant`` (add/remove neighbours) at ``orders`` (its
+    default orders when ``None``) and calibrated by ``dp_accounting.calibrate_dp_mechanism``;
+    with ``select_mean`` the cost of tuning by Poisson repeat-and-select is included.
 
     Parameters
     ----------
@@ -632,6 +633,8 @@ def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, step
         Number of DP-SGD steps.
     select_mean : float, optional
         Mean μ of the Poisson distribution of the number of tuning runs (honest hyper-parameter selection).
+    orders : Sequence[float], optional
+        The Rényi orders α > 1 of the accountant (``None``: dp_accounting's defaults, 1.1 to 1024).
     """
     import dp_accounting
     from dp_accounting.rdp import RdpAccountant
@@ -644,13 +647,20 @@ def dpsgd_noise_multiplier(eps: float, delta: float, *, sample_rate: float, step
     absl_logging.set_verbosity(absl_logging.ERROR)  # the bracket search visits orders that fail to converge
     make_event = lambda m: dpsgd_event(noise_multiplier=m, sample_rate=sample_rate, steps=steps,
                                        select_mean=select_mean)
+    if orders is None:
+        make_accountant = RdpAccountant
+    else:
+        alphas = [float(a) for a in orders]
+        if not alphas or not all(math.isfinite(a) and a > 1 for a in alphas):
+            raise ValueError(f"orders must be finite Rényi orders above 1; got {orders!r}")
+        make_accountant = lambda: RdpAccountant(alphas)
     try:
         try:
             nm = dp_accounting.calibrate_dp_mechanism(
-                RdpAccountant, make_event, eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
+                make_accountant, make_event, eps, delta, dp_accounting.ExplicitBracketInterval(1e-2, 1e3), tol=1e-4)
         except ValueError:  # tiny eps with large sampling rates needs a noise multiplier above 1e3
             nm = dp_accounting.calibrate_dp_mechanism(
-                RdpAccountant, make_event, eps, delta, dp_accounting.ExplicitBracketInterval(1e3, 1e7), tol=1e-4)
+                make_accountant, make_event, eps, delta, dp_accounting.ExplicitBracketInterval(1e3, 1e7), tol=1e-4)
     finally:
         absl_logging.set_verbosity(verbosity)
     return float(nm)

@@ -236,3 +236,78 @@ def test_clipped_loss_keeps_convexity_smoothness_and_the_gradient_bound(loss):
             np.testing.assert_allclose(v - v[0], steps, atol=2e-4)
     # the control: the unclipped loss breaks the gradient bound on the same grid
     assert np.max(np.abs(base.d1(t, 1.0 if loss == "logistic" else -2.0))) > 0.5
+
+
+def _ps_theorem6_epsilon(nm, *, q, steps, mu, orders, delta):
+    """(ε, δ) of Poisson(mu) repeat-and-select over DP-SGD, computed here from the papers:
+    the exact RDP of the Poisson-subsampled Gaussian at integer orders (Mironov, Talwar & Zhang
+    2019, Thm 5: a binomial sum), Papernot & Steinke 2022 Thm 6 with ε̂ = log(1 + 1/(α − 1)) and
+    δ̂ from Canonne, Kamath & Steinke 2020 Prop 12, and the same conversion to (ε, δ)."""
+    from scipy.special import gammaln, logsumexp
+
+    a = np.asarray(orders, dtype=float)
+    rdp = np.empty(a.size)
+    for i, al in enumerate(a):
+        k = np.arange(int(al) + 1)
+        logc = gammaln(al + 1) - gammaln(k + 1) - gammaln(al - k + 1)
+        terms = logc + (al - k) * np.log1p(-q) + k * np.log(q) + (k * k - k) / (2 * nm * nm)
+        rdp[i] = steps * logsumexp(terms) / (al - 1)
+
+    def log_delta(eps_hat):  # CKS Prop 12, minimized over the orders
+        return np.min((a - 1) * (rdp - eps_hat) - np.log(a) + (a - 1) * np.log1p(-1 / a))
+
+    eps_hat = np.log1p(1 / (a - 1))
+    rdp_sel = rdp + mu * np.exp([log_delta(e) for e in eps_hat]) + np.log(mu) / (a - 1)
+    return float(np.min(rdp_sel + np.log1p(-1 / a) - (np.log(delta) + np.log(a)) / (a - 1)))
+
+
+def test_honest_noise_at_integer_orders_matches_papernot_steinke_theorem_6_computed_here():
+    # dpsgd_noise_multiplier(orders=2..256), the authors' code's accounting of honest DP-SGD,
+    # against the theorem evaluated independently of dp_accounting's repeat-and-select code
+    q, steps, eps, delta = 256 / 2000, 469, 0.1, 1e-5
+    mu = amp.poisson_select_mean(10)
+    orders = range(2, 257)
+    nm = amp.dpsgd_noise_multiplier(eps, delta, sample_rate=q, steps=steps, select_mean=mu, orders=orders)
+    here = lambda m: _ps_theorem6_epsilon(m, q=q, steps=steps, mu=mu, orders=orders, delta=delta)
+    assert here(nm) <= eps * (1 + 1e-3) and here(nm * (1 - 2e-3)) > eps
+    assert here(0.99 * nm) > eps  # the check refutes a noise multiplier 1 % too small
+    with pytest.raises(ValueError, match="orders"):
+        amp.dpsgd_noise_multiplier(eps, delta, sample_rate=q, steps=steps, orders=[0.5, 2])
+
+
+def test_honest_dpsgd_candidates_follow_each_reading():
+    from pdpkit.experiments import amp as ex
+
+    rng = np.random.default_rng(0)
+    X = ex.with_bias(rng.normal(size=(400, 3)))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=400) > 0, 1.0, -1.0)
+    seen = {}
+    real = amp.dpsgd_fit
+
+    def spy(*args, lr, **kw):
+        seen.setdefault(key, []).append(lr)
+        return real(*args, lr=lr, **kw)
+
+    import pdpkit.experiments.amp as ex_mod
+
+    grid = (1e-3, 1e-2, 1e-1)
+    for key in ("with-replacement", "distinct", "log-spaced"):
+        mp = pytest.MonkeyPatch()
+        mp.setattr(ex_mod, "dpsgd_fit", spy)
+        mp.setattr(ex_mod, "dpsgd_noise_multiplier", lambda *a, **k: 2.0)  # the calibration is tested above
+        try:
+            r = ex.honest_dpsgd(X[:300], y[:300], X[300:], y[300:], 4.0, candidates=key, lr_grid=grid,
+                                select_mean=6.0, epochs=2, batch_size=100, trials=1, rng=3)
+        finally:
+            mp.undo()
+        k = int(r.n_candidates[0])
+        lrs = seen[key]
+        if key == "with-replacement":
+            assert len(lrs) == k and set(lrs) <= set(grid)
+        elif key == "distinct":
+            assert len(lrs) == min(k, 3) == len(set(lrs)) and set(lrs) <= set(grid)
+        else:
+            np.testing.assert_allclose(lrs, np.logspace(-3, -1, k))
+        assert r.steps == 6 and 0.5 <= r.accuracy[0] <= 1
+    with pytest.raises(ValueError, match="candidates"):
+        ex.honest_dpsgd(X, y, X, y, 1.0, candidates="grid")

@@ -6,6 +6,9 @@ r"""Experiments of the chapter "Approximate minima perturbation".
   test accuracy of Alg 1 against DP-SGD whose learning rate is tuned dishonestly (best of
   a grid, tuning not paid for) or honestly (a Poisson number of random candidates, paid
   for by repeat-and-select), at the same (ε, δ).
+* :func:`honest_dpsgd` — honest DP-SGD alone, with each reading of its set-up (how the K
+  candidates are drawn, the accountant's orders, the number of steps, the batch size), to
+  find what moves its accuracy.
 
 Both only compute; the chapter plots. Choosing the best run on the test set is the
 source's protocol for all three methods.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -25,7 +29,8 @@ from ..amp import amp_calibrate, amp_fit, dpsgd_fit, dpsgd_noise_multiplier, poi
 from ..losses import logistic
 from ..objpert import erm_fit_nonprivate
 
-__all__ = ["dpsgd_rdp_curve", "AMPComparison", "compare_amp_dpsgd", "compare_at_sizes", "with_bias"]
+__all__ = ["dpsgd_rdp_curve", "AMPComparison", "compare_amp_dpsgd", "compare_at_sizes", "HonestRun", "honest_dpsgd",
+           "with_bias"]
 
 
 def dpsgd_rdp_curve(orders: Sequence[float], *, sample_rate: float, noise_multiplier: float,
@@ -245,3 +250,119 @@ def compare_at_sizes(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarra
             raise ValueError(f"every size must lie in [1, {X_train.shape[0]}]; got {n}")
         out[n] = compare_amp_dpsgd(X_train[:n], y_train[:n], X_test, y_test, [eps], rng=gen, **settings)
     return out
+
+
+@dataclass(frozen=True)
+class HonestRun:
+    """Test accuracies of honest DP-SGD, one per trial, and the settings that produced them.
+
+    Attributes
+    ----------
+    accuracy : numpy.ndarray
+        Test accuracy of the selected run in each trial, shape (trials,).
+    n_candidates : numpy.ndarray
+        The number K of candidate runs of each trial (Poisson), shape (trials,).
+    noise_multiplier : float
+        The noise multiplier every run used.
+    select_mean : float
+        Mean μ of the Poisson number of runs.
+    sample_rate : float
+        Poisson sampling rate q = batch / n.
+    steps : int
+        Steps of each run.
+    """
+
+    accuracy: np.ndarray
+    n_candidates: np.ndarray
+    noise_multiplier: float
+    select_mean: float
+    sample_rate: float
+    steps: int
+
+
+def honest_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, eps: float, *,
+                 candidates: Literal["with-replacement", "distinct", "log-spaced"] = "with-replacement",
+                 lr_grid: Sequence[float] = tuple(np.logspace(-8, -1, 10)), select_mean: float | None = None,
+                 delta: float = 1e-5, epochs: int = 60, batch_size: int = 256, steps: int | None = None,
+                 orders: Sequence[float] | None = None, trials: int = 10, rng=None) -> HonestRun:
+    r"""Honest DP-SGD of Redberg, Koskela & Wang (2023, §5 and Table 5) under one reading of its set-up.
+
+    Each trial draws :math:`K \sim \mathrm{Poisson}(\mu)`, trains K DP-SGD runs (Adam,
+    :func:`pdpkit.amp.dpsgd_fit`, clipping :math:`\sqrt2`) with the noise multiplier that makes
+    the repeat-and-select release (ε, δ)-DP (Papernot & Steinke 2022, Thm 6, through
+    :func:`pdpkit.amp.dpsgd_noise_multiplier`) and keeps the run of best test accuracy (the
+    source's protocol). ``candidates`` is how the K learning rates are chosen:
+
+    * ``"with-replacement"`` — K uniform draws from ``lr_grid`` (what :func:`compare_amp_dpsgd` does);
+    * ``"distinct"`` — :math:`\min(K, |	ext{grid}|)` distinct points of ``lr_grid``;
+    * ``"log-spaced"`` — K points log-spaced over ``lr_grid``'s range (RKW §5: the grid's
+      "granularity determined by" K).
+
+    Parameters
+    ----------
+    X_train : numpy.ndarray
+        Training rows, each of norm √2 (:func:`with_bias`).
+    y_train : numpy.ndarray
+        Training labels ±1.
+    X_test : numpy.ndarray
+        Test rows, each of norm √2.
+    y_test : numpy.ndarray
+        Test labels ±1.
+    eps : float
+        ε of the (ε, δ) guarantee of the whole tuning, in nats.
+    candidates : {"with-replacement", "distinct", "log-spaced"}, default "with-replacement"
+        How the K learning rates are chosen (above).
+    lr_grid : Sequence[float], optional
+        The learning rates (or, for ``"log-spaced"``, their range), default 10 points log-spaced in [1e-8, 1e-1].
+    select_mean : float, optional
+        Mean μ of K (``None``: :math:`P(K > |	ext{grid}|) = 0.9`, μ = 15.41 for 10 points).
+    delta : float, default 1e-05
+        δ of the (ε, δ) guarantee, in (0, 1).
+    epochs : int, default 60
+        Passes over the data: steps = ⌈epochs / q⌉ unless ``steps`` is given.
+    batch_size : int, default 256
+        Expected batch size of DP-SGD (q = batch_size / n).
+    steps : int, optional
+        Steps of each run (``None``: ⌈epochs / q⌉).
+    orders : Sequence[float], optional
+        Rényi orders of the accountant (``None``: dp_accounting's defaults).
+    trials : int, default 10
+        Independent trials.
+    rng : int, numpy.random.Generator or None, optional
+        Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
+    """
+    from .._validation import check_int_at_least
+
+    if candidates not in ("with-replacement", "distinct", "log-spaced"):
+        raise ValueError("candidates must be 'with-replacement', 'distinct' or 'log-spaced'; "
+                         f"got {candidates!r}")
+    gen = as_generator(rng)
+    grid = np.asarray(lr_grid, dtype=float)
+    if grid.ndim != 1 or grid.size < 1 or not np.all(np.isfinite(grid) & (grid > 0)):
+        raise ValueError("lr_grid must be a non-empty sequence of positive learning rates")
+    trials = check_int_at_least(trials, "trials", 1)
+    n = X_train.shape[0]
+    C = math.sqrt(2.0)
+    q = min(1.0, check_int_at_least(batch_size, "batch_size", 1) / n)
+    T = math.ceil(check_int_at_least(epochs, "epochs", 1) / q) if steps is None else \
+        check_int_at_least(steps, "steps", 1)
+    mu = poisson_select_mean(grid.size, prob=0.9) if select_mean is None else float(select_mean)
+    nm = dpsgd_noise_multiplier(eps, delta, sample_rate=q, steps=T, select_mean=mu, orders=orders)
+    acc = np.empty(trials)
+    ks = np.empty(trials, dtype=int)
+    for j in range(trials):
+        k = int(gen.poisson(mu))
+        ks[j] = k
+        if k == 0:  # no run: nothing better than a coin
+            acc[j] = 0.5
+            continue
+        if candidates == "with-replacement":
+            lrs = gen.choice(grid, size=k)
+        elif candidates == "distinct":
+            lrs = gen.choice(grid, size=min(k, grid.size), replace=False)
+        else:
+            lrs = np.logspace(math.log10(grid.min()), math.log10(grid.max()), k)
+        acc[j] = max(_accuracy(dpsgd_fit(X_train, y_train, logistic, noise_multiplier=nm, clip=C, sample_rate=q,
+                                         steps=T, lr=float(lr), rng=gen), X_test, y_test) for lr in lrs)
+    return HonestRun(accuracy=acc, n_candidates=ks, noise_multiplier=float(nm), select_mean=mu, sample_rate=q,
+                     steps=T)

@@ -450,3 +450,19 @@ def test_the_parameter_check_finds_an_undocumented_parameter():
     assert d.ABBREVIATION.search("Smallest σ such that it holds (tight, eq.")
     assert d.ABBREVIATION.search("Recursion for the smallest eigenvalue of a q.s.c.")
     assert not d.ABBREVIATION.search("Recursion for the smallest eigenvalue of a GLM.")
+
+
+def test_sources_and_pages_hold_no_control_characters():
+    # A backslash lost on the way into a file (a Python string's "\text" or "\b") leaves a tab or
+    # a control character where LaTeX was meant: the formula then renders wrong, silently.
+    bad = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]|\t(?=ext|imes|heta|au)")
+    pages = [p for p in (ROOT / "chapters").rglob("*") if p.suffix in (".md", ".ipynb", ".yml")]
+    pages += list((ROOT / "pdpkit").rglob("*.py")) + list((ROOT / "tests").rglob("*.py"))
+    def text(p):
+        if p.suffix == ".ipynb":  # JSON escapes a tab: read the cells' sources
+            return "".join("".join(c["source"]) for c in json.loads(p.read_text(encoding="utf-8"))["cells"])
+        return p.read_text(encoding="utf-8")
+
+    found = [str(p.relative_to(ROOT)) for p in pages if bad.search(text(p))]
+    assert found == []
+    assert bad.search(":math:`|\text{grid}|`")  # the tester's control: the lost backslash is seen

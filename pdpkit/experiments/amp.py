@@ -294,7 +294,7 @@ def honest_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y
     source's protocol). ``candidates`` is how the K learning rates are chosen:
 
     * ``"with-replacement"`` — K uniform draws from ``lr_grid`` (what :func:`compare_amp_dpsgd` does);
-    * ``"distinct"`` — :math:`\min(K, |	ext{grid}|)` distinct points of ``lr_grid``;
+    * ``"distinct"`` — :math:`\min(K, |\text{grid}|)` distinct points of ``lr_grid``;
     * ``"log-spaced"`` — K points log-spaced over ``lr_grid``'s range (RKW §5: the grid's
       "granularity determined by" K).
 
@@ -315,7 +315,7 @@ def honest_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y
     lr_grid : Sequence[float], optional
         The learning rates (or, for ``"log-spaced"``, their range), default 10 points log-spaced in [1e-8, 1e-1].
     select_mean : float, optional
-        Mean μ of K (``None``: :math:`P(K > |	ext{grid}|) = 0.9`, μ = 15.41 for 10 points).
+        Mean μ of K (``None``: :math:`P(K > |\text{grid}|) = 0.9`, μ = 15.41 for 10 points).
     delta : float, default 1e-05
         δ of the (ε, δ) guarantee, in (0, 1).
     epochs : int, default 60

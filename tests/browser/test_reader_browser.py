@@ -129,6 +129,17 @@ LINK_STATE_JS = r"""(id) => {
           left: r.left, right: r.right, top: r.top, uncovered: !!hit && (hit === a || a.contains(hit))};
 }"""
 
+# true once no transition or animation runs on the permalink of block `id` or on an element above it:
+# a state read in the middle of a fade (0.15 s) is neither the shown nor the hidden one
+LINK_SETTLED_JS = r"""(id) => {
+  const b = document.getElementById(id);
+  const a = Array.from(b.querySelectorAll(':scope > .admonition-title a[href]')).find(x => x.hash === '#' + id);
+  if (!a) return true;
+  for (let el = a; el; el = el.parentElement)
+    if (el.getAnimations().some(an => an.playState === 'running' || an.pending)) return false;
+  return true;
+}"""
+
 FIGURES_JS = r"""() => Array.from(document.querySelectorAll('.bd-article img, article img')).map((img, i) => [img, i])
     .filter(([img]) => img.closest('figure, .cell_output') && img.naturalWidth > 0).map(([img, i]) => {
   const r = img.getBoundingClientRect();
@@ -237,6 +248,11 @@ def permalink_problems(page, rel: str, want: list[str] | None, *, phone: bool) -
         if phone:
             page.evaluate("id => document.getElementById(id).querySelector(':scope > .admonition-title')"
                           ".scrollIntoView({block: 'center', behavior: 'instant'})", b["id"])
+            try:
+                page.wait_for_function(LINK_SETTLED_JS, arg=b["id"], timeout=2000)
+            except sync_api.TimeoutError:
+                problems.append(f"{rel}#{b['id']}: the permalink's style never settles on a phone")
+                continue
             st = page.evaluate(LINK_STATE_JS, b["id"])
             if not (st["opacity"] >= 0.5 and st["visibility"] == "visible" and st["display"] != "none"):
                 problems.append(f"{rel}#{b['id']}: permalink not shown on a phone ({st})")
@@ -455,7 +471,9 @@ def test_the_permalink_check_rejects_wrong_pages(served):
             assert any("not on the page" in p and second in p for p in got), got
             # a permalink hidden by a style, or covered: shown nowhere
             _open(page, f"{base}/{rel}")
-            page.add_style_tag(content="div.proof a.pdpkit-permalink { opacity: 0 !important; }")
+            # (a slow fade to it: a state read before the fade ends would count the first link as shown)
+            page.add_style_tag(content="div.proof a.pdpkit-permalink { opacity: 0 !important; "
+                                       "transition: opacity 0.6s linear !important; }")
             got = permalink_problems(page, rel, labels, phone=phone)
             assert len(got) == len(labels) and all("not shown" in p for p in got), got[:3]
         finally:

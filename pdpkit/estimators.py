@@ -381,13 +381,20 @@ def checked_sample_weight(sample_weight: Any, *, n: int, weight_bound: float | N
         raise ValueError("sample_weight must be finite (no NaN or inf)")
     if np.any(sw < 0):
         raise ValueError("sample_weight must be non-negative")
-    if weight_bound is not None and np.any(sw > weight_bound):
-        if weight_policy not in WEIGHT_POLICIES:
-            raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {weight_policy!r}")
-        if weight_policy == "refuse":
-            raise ValueError(_weight_refusal(float(weight_bound)))
-        sw = np.minimum(sw, float(weight_bound))
+    if weight_bound is not None:
+        sw = _within_weight_bound(sw, float(weight_bound), weight_policy)
     return sw
+
+
+def _within_weight_bound(w: np.ndarray, W: float, policy: str) -> np.ndarray:
+    """``w`` when no weight exceeds W; else refused (``policy="refuse"``) or clipped to W (``"clip"``)."""
+    if not np.any(w > W):
+        return w
+    if policy not in WEIGHT_POLICIES:
+        raise ValueError(f"weight_policy must be one of {WEIGHT_POLICIES}; got {policy!r}")
+    if policy == "refuse":
+        raise ValueError(_weight_refusal(W))
+    return np.minimum(w, W)
 
 
 def _weight_refusal(W: float) -> str:
@@ -522,10 +529,7 @@ class ObjPertEstimator(BaseEstimator):
         if cw is not None:
             w = w * cw[class_index]
         W = self._weight_bound()
-        if np.any(w > W):
-            if getattr(self, "weight_policy", "refuse") == "refuse":
-                raise ValueError(_weight_refusal(W))
-            w = np.minimum(w, W)
+        w = _within_weight_bound(w, W, getattr(self, "weight_policy", "refuse"))
         return w / W, cw
 
     def _refuse_before_charging(self, sw: np.ndarray | None, class_index: Any, K: int, n: int) -> None:

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 from .._progress import progress as _progress
-from .._validation import as_generator
+from .._validation import as_generator, check_int_at_least
 from ..amp import amp_calibrate, amp_fit, dpsgd_fit, dpsgd_noise_multiplier, poisson_select_mean
 from ..losses import logistic
 from ..objpert import erm_fit_nonprivate
@@ -331,8 +331,6 @@ def honest_dpsgd(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y
     rng : int, numpy.random.Generator or None, optional
         Seed, numpy Generator or ``None`` (fresh OS entropy) for the randomness.
     """
-    from .._validation import check_int_at_least
-
     if candidates not in ("with-replacement", "distinct", "log-spaced"):
         raise ValueError("candidates must be 'with-replacement', 'distinct' or 'log-spaced'; "
                          f"got {candidates!r}")
